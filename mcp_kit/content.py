@@ -1,0 +1,158 @@
+"""Content blocks: what tools and prompts return, turned into wire JSON in one place.
+
+Accepted return values of a tool (see `tool_result`): None, str, numbers, pydantic models,
+dicts, lists, bytes, `Image`, `Audio`, any `mcp_types` content block, a list mixing these, or a
+full `CallToolResult`.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from typing import Any
+
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel
+
+from .jsonrpc import dumps
+
+CONTENT_MODELS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+
+
+@dataclasses.dataclass(slots=True)
+class Image:
+    """Image bytes returned by a tool or a prompt; sent base64-encoded with its MIME type."""
+
+    data: bytes
+    mime_type: str = "image/png"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "image", "data": base64.b64encode(self.data).decode(), "mimeType": self.mime_type}
+
+
+@dataclasses.dataclass(slots=True)
+class Audio:
+    """Audio bytes returned by a tool; sent base64-encoded with its MIME type."""
+
+    data: bytes
+    mime_type: str = "audio/wav"
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "audio", "data": base64.b64encode(self.data).decode(), "mimeType": self.mime_type}
+
+
+@dataclasses.dataclass(slots=True)
+class UserMessage:
+    """A prompt message from the user: text or a content block."""
+
+    content: Any
+    role: str = "user"
+
+
+@dataclasses.dataclass(slots=True)
+class AssistantMessage:
+    """A prompt message from the assistant: text or a content block."""
+
+    content: Any
+    role: str = "assistant"
+
+
+_IMAGE_SIGNATURES = {
+    b"\x89PNG\r\n\x1a\n": "image/png",
+    b"\xff\xd8\xff": "image/jpeg",
+    b"GIF87a": "image/gif",
+    b"GIF89a": "image/gif",
+}
+
+
+def dump_model(model: BaseModel) -> dict[str, Any]:
+    """Wire JSON of a pydantic model (aliases, no None fields)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON data for a return value (models dumped, dataclasses converted)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json.loads(dumps(dataclasses.asdict(value)))
+    if isinstance(value, (dict, list, tuple)):
+        return json.loads(dumps(value))
+    return value
+
+
+def json_text(value: Any) -> str:
+    """Readable JSON text for a model to read."""
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def content_block(item: Any) -> dict[str, Any] | None:
+    """One content block for an item that *is* content, else None."""
+    if isinstance(item, str):
+        return {"type": "text", "text": item}
+    if isinstance(item, (Image, Audio)):
+        return item.to_wire()
+    if isinstance(item, CONTENT_MODELS):
+        return dump_model(item)
+    if isinstance(item, (TextResourceContents, BlobResourceContents)):
+        return {"type": "resource", "resource": dump_model(item)}
+    if isinstance(item, (bytes, bytearray)):
+        mime = next((m for sig, m in _IMAGE_SIGNATURES.items() if item.startswith(sig)), None)
+        if mime:
+            return Image(bytes(item), mime).to_wire()
+        blob = base64.b64encode(bytes(item)).decode()
+        return {"type": "resource", "resource": {"uri": "data:application/octet-stream", "mimeType": "application/octet-stream", "blob": blob}}
+    return None
+
+
+def tool_result(value: Any, structured: bool, wrap_structured: bool = False) -> dict[str, Any]:
+    """Normalise whatever a tool returned into a CallToolResult wire dict."""
+    if isinstance(value, CallToolResult):
+        return dump_model(value)
+    if value is None:
+        return {"content": [], "isError": False}
+    block = content_block(value)
+    if block is not None:
+        result: dict[str, Any] = {"content": [block], "isError": False}
+        if structured and wrap_structured:
+            result["structuredContent"] = {"result": value}
+        return result
+    if isinstance(value, (list, tuple)) and value and all(content_block(v) is not None for v in value):
+        return {"content": [content_block(v) for v in value], "isError": False}
+    data = to_jsonable(value)
+    text = data if isinstance(data, str) else json_text(data)
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    if structured:
+        result["structuredContent"] = {"result": data} if wrap_structured else data
+    return result
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """A tool result that tells the model what went wrong."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def prompt_message(item: Any) -> dict[str, Any]:
+    """One prompt message for a str, a User/AssistantMessage, a PromptMessage or a dict."""
+    if isinstance(item, PromptMessage):
+        return dump_model(item)
+    if isinstance(item, dict):
+        return item
+    role = "user"
+    if isinstance(item, (UserMessage, AssistantMessage)):
+        role, item = item.role, item.content
+    block = content_block(item)
+    if block is None:
+        block = {"type": "text", "text": json_text(to_jsonable(item))}
+    return {"role": role, "content": block}

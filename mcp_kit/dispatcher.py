@@ -1,0 +1,252 @@
+"""The dispatcher: one peer's traffic, request by request.
+
+It decodes inbound frames, runs every request in its own task (independent calls run
+concurrently; a slow one never blocks another), answers each request exactly once, cancels a
+request's task on `notifications/cancelled` (and then sends no answer), and correlates the
+answers to requests we send ourselves (with a timeout).
+
+It knows JSON-RPC, not MCP: a handler is `handle_request(request) -> result`.
+Must not import: session, server, transports.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    Batch,
+    Decoded,
+    ErrorResponse,
+    InvalidMessage,
+    JSONRPCError,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    decode_message,
+)
+
+logger = logging.getLogger("mcp_kit.dispatcher")
+
+CANCELLED_NOTIFICATION = "notifications/cancelled"
+
+
+class MessageWriter(Protocol):
+    """Where outbound messages go. `related_to` names the inbound request a message belongs to."""
+
+    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None: ...
+
+
+class Handler(Protocol):
+    """What the dispatcher calls. Implemented by the MCP session."""
+
+    async def handle_request(self, request: Request) -> Any: ...
+
+    async def handle_notification(self, notification: Notification) -> None: ...
+
+    def accepts_batches(self) -> bool: ...
+
+
+class _InFlight:
+    __slots__ = ("scope", "cancelled_by_peer")
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.cancelled_by_peer = False
+
+
+class Dispatcher:
+    """Runs requests from one peer and sends their answers through `writer`."""
+
+    def __init__(self, handler: Handler, writer: MessageWriter, task_group: TaskGroup) -> None:
+        self.handler = handler
+        self.writer = writer
+        self._tg = task_group
+        self._in_flight: dict[RequestId, _InFlight] = {}
+        self._pending: dict[RequestId, _PendingReply] = {}
+        self._next_id = 0
+        self.closed = False
+
+    # ------------------------------------------------------------------ inbound
+
+    async def feed_frame(self, frame: bytes | str) -> None:
+        """Decode one frame (a line or a body) and act on it."""
+        await self.feed(decode_message(frame))
+
+    async def feed(self, decoded: Decoded, related_to: RequestId | None = None) -> None:
+        """Act on one decoded inbound item. Requests are started, not awaited."""
+        if isinstance(decoded, Request):
+            self._start(decoded)
+        elif isinstance(decoded, Notification):
+            await self._notification(decoded)
+        elif isinstance(decoded, (Response, ErrorResponse)):
+            self._reply(decoded)
+        elif isinstance(decoded, Batch):
+            await self._batch(decoded)
+        elif decoded.error is not None:
+            await self.writer.send(decoded.error, related_to)
+
+    def _start(self, request: Request) -> None:
+        if request.id in self._in_flight:
+            self._tg.start_soon(
+                self.writer.send,
+                ErrorResponse(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use"),
+            )
+            return
+        scope = anyio.CancelScope()
+        self._in_flight[request.id] = _InFlight(scope)
+        self._tg.start_soon(self._run, request, scope)
+
+    async def _run(self, request: Request, scope: anyio.CancelScope) -> None:
+        answer = await self._answer(request, scope)
+        if answer is not None:
+            await self.writer.send(answer, request.id)
+
+    async def _answer(self, request: Request, scope: anyio.CancelScope) -> Message | None:
+        """Run the handler and return the response to send, or None when the peer cancelled."""
+        answer: Message | None = None
+        try:
+            with scope:
+                try:
+                    answer = Response(request.id, await self.handler.handle_request(request))
+                except JSONRPCError as exc:
+                    answer = ErrorResponse(request.id, exc.code, exc.message, exc.data)
+                except Exception as exc:  # a bug in a handler: answer -32603, log the traceback
+                    logger.exception("internal error while handling %s", request.method)
+                    answer = ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+        finally:
+            entry = self._in_flight.pop(request.id, None)
+        if scope.cancelled_caught or (entry is not None and entry.cancelled_by_peer):
+            return None
+        return answer
+
+    async def _notification(self, notification: Notification) -> None:
+        if notification.method == CANCELLED_NOTIFICATION:
+            params = notification.params or {}
+            self.cancel(params.get("requestId"))
+            return
+        try:
+            await self.handler.handle_notification(notification)
+        except Exception:
+            logger.exception("error while handling notification %s", notification.method)
+
+    async def _batch(self, batch: Batch) -> None:
+        if not self.handler.accepts_batches():
+            await self.writer.send(
+                ErrorResponse(None, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+            )
+            return
+        self._tg.start_soon(self._run_batch, batch)
+
+    async def _run_batch(self, batch: Batch) -> None:
+        answers: list[Message | None] = []
+
+        async def run_one(index: int, request: Request, scope: anyio.CancelScope) -> None:
+            answers[index] = await self._answer(request, scope)
+
+        async with anyio.create_task_group() as tg:
+            for item in batch.items:
+                if isinstance(item, Request):
+                    if item.id in self._in_flight:
+                        answers.append(ErrorResponse(item.id, INVALID_REQUEST, "Invalid Request: duplicate id"))
+                        continue
+                    scope = anyio.CancelScope()
+                    self._in_flight[item.id] = _InFlight(scope)
+                    answers.append(None)
+                    tg.start_soon(run_one, len(answers) - 1, item, scope)
+                elif isinstance(item, InvalidMessage):
+                    answers.append(item.error)
+                else:
+                    await self.feed(item)
+        replies = [a for a in answers if a is not None]
+        if replies:
+            await self.writer.send(replies)
+
+    def cancel(self, request_id: Any) -> bool:
+        """Cancel an in-flight inbound request; its answer is then never sent."""
+        entry = self._in_flight.get(request_id)
+        if entry is None:
+            return False
+        entry.cancelled_by_peer = True
+        entry.scope.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        """Cancel every in-flight request (the peer is gone)."""
+        for entry in list(self._in_flight.values()):
+            entry.scope.cancel()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    # ------------------------------------------------------------------ outbound
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
+        """Send a notification to the peer."""
+        await self.writer.send(Notification(method, params), related_to)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = 60.0,
+        related_to: RequestId | None = None,
+    ) -> Any:
+        """Send a request to the peer and wait for its answer; raises JSONRPCError or TimeoutError."""
+        if self.closed:
+            raise JSONRPCError(INTERNAL_ERROR, "the connection is closed")
+        self._next_id += 1
+        request_id: RequestId = f"s{self._next_id}"
+        pending = _PendingReply()
+        self._pending[request_id] = pending
+        try:
+            await self.writer.send(Request(request_id, method, params), related_to)
+            with anyio.fail_after(timeout if timeout is not None else math.inf):
+                await pending.event.wait()
+        except TimeoutError:
+            await self.notify(CANCELLED_NOTIFICATION, {"requestId": request_id, "reason": "timed out"})
+            raise TimeoutError(f"the client did not answer {method} within {timeout:g} s") from None
+        finally:
+            self._pending.pop(request_id, None)
+        reply = pending.reply
+        if isinstance(reply, ErrorResponse):
+            raise JSONRPCError(reply.code, reply.message, reply.data)
+        if reply is None:
+            raise JSONRPCError(INTERNAL_ERROR, "the connection closed before the client answered")
+        return reply.result
+
+    def _reply(self, reply: Response | ErrorResponse) -> None:
+        pending = self._pending.get(reply.id) if reply.id is not None else None
+        if pending is None:
+            logger.debug("dropping an answer to an unknown request id %r", reply.id)
+            return
+        pending.reply = reply
+        pending.event.set()
+
+    def close(self) -> None:
+        """Fail every outbound request still waiting: the peer is gone."""
+        self.closed = True
+        for pending in self._pending.values():
+            pending.event.set()
+
+
+class _PendingReply:
+    __slots__ = ("event", "reply")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.reply: Response | ErrorResponse | None = None
+
+
+FrameSource = Callable[[], Awaitable[bytes | None]]

@@ -1,0 +1,166 @@
+"""Resources and resource templates: registration, URI matching, reading.
+
+Templates follow RFC 6570 as far as MCP servers use it: `{var}` matches one path segment
+(percent-decoded), `{+var}` matches the rest including slashes.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import anyio.to_thread
+from mcp_types import BlobResourceContents, Resource, TextResourceContents
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .content import dump_model, json_text, to_jsonable
+from .errors import ResourceNotFound, invalid_params
+from .signature import is_context_annotation
+
+_VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def compile_template(template: str) -> tuple[re.Pattern[str], list[str]]:
+    """A regex matching URIs of `template`, and its variable names in order."""
+    names: list[str] = []
+    pattern = ""
+    last = 0
+    for match in _VARIABLE.finditer(template):
+        pattern += re.escape(template[last:match.start()])
+        reserved, name = match.groups()
+        names.append(name)
+        pattern += f"(?P<{name}>.+)" if reserved else f"(?P<{name}>[^/?#]+)"
+        last = match.end()
+    pattern += re.escape(template[last:])
+    return re.compile(f"^{pattern}$"), names
+
+
+def is_template(uri: str) -> bool:
+    return _VARIABLE.search(uri) is not None
+
+
+@dataclass(slots=True)
+class ResourceEntry:
+    """A fixed resource or a template, with its handler."""
+
+    uri: str
+    name: str
+    fn: Callable[..., Any]
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    icons: list[dict[str, Any]] | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+    pattern: re.Pattern[str] | None = None
+    variables: tuple[str, ...] = ()
+    context_param: str | None = None
+    converters: dict[str, TypeAdapter[Any]] | None = None
+
+    def definition(self) -> dict[str, Any]:
+        key = "uriTemplate" if self.pattern is not None else "uri"
+        out: dict[str, Any] = {key: self.uri, "name": self.name}
+        for wire_key, value in (("title", self.title), ("description", self.description), ("mimeType", self.mime_type),
+                                ("icons", self.icons), ("annotations", self.annotations), ("_meta", self.meta)):
+            if value:
+                out[wire_key] = value
+        return out
+
+
+def make_resource(fn: Callable[..., Any], uri: str, context_type: type, **options: Any) -> ResourceEntry:
+    """Build a resource entry; a URI with `{variables}` makes a template."""
+    doc = inspect.getdoc(fn) or None
+    entry = ResourceEntry(uri=uri, name=options.pop("name", None) or fn.__name__, fn=fn,
+                          description=options.pop("description", None) or doc, **options)
+    hints = inspect.get_annotations(fn, eval_str=True)
+    for param in inspect.signature(fn).parameters.values():
+        if is_context_annotation(hints.get(param.name), context_type):
+            entry.context_param = param.name
+    if is_template(uri):
+        entry.pattern, names = compile_template(uri)
+        entry.variables = tuple(names)
+        entry.converters = {n: TypeAdapter(hints[n]) for n in names if n in hints and hints[n] is not str}
+    return entry
+
+
+class ResourceRegistry:
+    """Fixed resources by URI and templates in registration order."""
+
+    def __init__(self) -> None:
+        self.fixed: dict[str, ResourceEntry] = {}
+        self.templates: dict[str, ResourceEntry] = {}
+        self.listers: list[Callable[[], Any]] = []
+
+    def add(self, entry: ResourceEntry) -> None:
+        (self.templates if entry.pattern is not None else self.fixed)[entry.uri] = entry
+
+    def remove(self, uri: str) -> bool:
+        return (self.fixed.pop(uri, None) or self.templates.pop(uri, None)) is not None
+
+    def __bool__(self) -> bool:
+        return bool(self.fixed or self.templates or self.listers)
+
+    def find(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """The entry serving `uri` and the template variables it bound."""
+        entry = self.fixed.get(uri)
+        if entry is not None:
+            return entry, {}
+        for template in self.templates.values():
+            assert template.pattern is not None
+            match = template.pattern.match(uri)
+            if match:
+                return template, {k: unquote(v) for k, v in match.groupdict().items()}
+        return None
+
+    async def listed(self) -> list[dict[str, Any]]:
+        """Fixed resources plus whatever the dynamic listers report now."""
+        items = [entry.definition() for entry in self.fixed.values()]
+        for lister in self.listers:
+            found = lister()
+            if inspect.isawaitable(found):
+                found = await found
+            for item in found or ():
+                items.append(dump_model(item) if isinstance(item, BaseModel) else dict(item))
+        return items
+
+
+async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> list[dict[str, Any]]:
+    """Read `uri`; raises ResourceNotFound (unknown URI) or MCPError."""
+    found = registry.find(uri)
+    if found is None:
+        raise ResourceNotFound(uri)
+    entry, variables = found
+    kwargs: dict[str, Any] = dict(variables)
+    for name, adapter in (entry.converters or {}).items():
+        try:
+            kwargs[name] = adapter.validate_python(kwargs[name])
+        except ValidationError as exc:
+            raise invalid_params(f"Invalid value for '{name}' in {uri}: {exc.errors()[0]['msg']}") from None
+    if entry.context_param:
+        kwargs[entry.context_param] = context
+    if inspect.iscoroutinefunction(entry.fn):
+        value = await entry.fn(**kwargs)
+    else:
+        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs))
+    return resource_contents(value, uri, entry.mime_type)
+
+
+def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
+    """Normalise a handler's return value into resource contents."""
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [dump_model(value)]
+    if isinstance(value, list) and value and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return [dump_model(v) for v in value]
+    if isinstance(value, str):
+        return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
+    if isinstance(value, (bytes, bytearray)):
+        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": base64.b64encode(value).decode()}]
+    return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json_text(to_jsonable(value))}]
+
+
+__all__ = ["Resource", "ResourceEntry", "ResourceRegistry", "compile_template", "make_resource", "read_resource"]

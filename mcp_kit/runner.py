@@ -1,0 +1,95 @@
+"""Starting a server: the transport choice, the command-line options every server shares.
+
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)        # --transport, --host, --port, --auth-token, --allowed-origin, --log-level
+    app.run_from_args(parser.parse_args())
+
+Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT,
+MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .session import Session
+from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
+
+if TYPE_CHECKING:
+    from .server import MCPServer
+
+TRANSPORTS = ("stdio", "http", "sse")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the options shared by every mcp_kit server to `parser`."""
+    env = os.environ.get
+    group = parser.add_argument_group("transport")
+    group.add_argument("--transport", choices=TRANSPORTS, default=env("MCP_TRANSPORT", "stdio"),
+                       help="stdio (default; for Claude Desktop/Cursor), or http / sse: one HTTP app serving "
+                            "Streamable HTTP at /mcp and legacy HTTP+SSE at /sse [env MCP_TRANSPORT]")
+    group.add_argument("--host", default=env("MCP_HOST", "127.0.0.1"), help="HTTP bind address [env MCP_HOST]")
+    group.add_argument("--port", type=int, default=int(env("MCP_PORT", "8000")), help="HTTP port [env MCP_PORT]")
+    group.add_argument("--auth-token", default=env("MCP_AUTH_TOKEN"),
+                       help="require 'Authorization: Bearer TOKEN' on HTTP [env MCP_AUTH_TOKEN]")
+    group.add_argument("--allowed-origin", action="append", default=_env_list("MCP_ALLOWED_ORIGINS"),
+                       help="an Origin allowed to call the HTTP endpoint (repeatable) [env MCP_ALLOWED_ORIGINS]")
+    group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
+                       choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
+    return parser
+
+
+def _env_list(name: str) -> list[str]:
+    value = os.environ.get(name, "")
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
+    options: dict[str, Any] = {"log_level": getattr(args, "log_level", "info")}
+    if args.transport != "stdio":
+        options.update(host=args.host, port=args.port, auth_token=args.auth_token,
+                       allowed_origins=args.allowed_origin or None)
+    run(app, args.transport, **options)
+
+
+def configure_logging(level: str = "info") -> None:
+    """Log to stderr (stdout belongs to the protocol)."""
+    logging.basicConfig(stream=sys.stderr, level=level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
+    """Serve `app` on `transport` until the client leaves or a signal arrives."""
+    configure_logging(log_level)
+    if transport == "stdio":
+        if options:
+            raise TypeError(f"stdio takes no options; got {', '.join(options)}")
+        anyio.run(serve_stdio, app)
+    elif transport in ("http", "sse"):
+        from .transports.http import serve_http
+
+        serve_http(app, log_level=log_level, **options)
+    else:
+        raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
+
+
+async def serve_stdio(app: MCPServer, stdin_fd: int = 0) -> None:
+    """Serve one client on stdin/stdout."""
+    with protocol_stdout() as out_fd:
+        writer = StdioWriter(out_fd)
+        await writer.start()
+        try:
+            async with app.running(), anyio.create_task_group() as tg:
+                session = Session(app, writer, tg)
+                dispatcher = session.dispatcher
+                await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd,
+                                  in_flight=lambda: dispatcher.in_flight, on_close=session.close)
+                tg.cancel_scope.cancel()
+        finally:
+            await writer.aclose()

@@ -1,0 +1,279 @@
+"""The application object users write against: `MCPServer`.
+
+    app = MCPServer("demo")
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app.run()
+
+Registries live beside it (`tools.py`, `resources.py`, `prompts.py`, `completions.py`); this
+module wires them together, derives capabilities, and starts transports. It never touches
+bytes or streams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+import anyio
+
+from .audit import JsonLinesAuditLog, ToolCallHook, ToolCallRecord
+from .completions import CompletionRegistry
+from .context import Context
+from .prompts import PromptEntry, make_prompt
+from .resources import ResourceRegistry, make_resource
+from .subscriptions import SubscriptionHub, Watcher
+from .tools import ToolRegistry, make_tool
+from .versions import at_least
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .session import Session
+
+logger = logging.getLogger("mcp_kit.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+Lifespan = Callable[["MCPServer"], contextlib.AbstractAsyncContextManager[Any]]
+
+
+class MCPServer:
+    """An MCP server: tools, resources, templates, prompts, completions, and how to run them."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        lifespan: Lifespan | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        page_size: int = 100,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.website_url = website_url
+        self.icons = icons
+        self.page_size = page_size
+        self.tools = ToolRegistry()
+        self.resources = ResourceRegistry()
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completions = CompletionRegistry()
+        self.hub = SubscriptionHub()
+        self.sessions: set[Session] = set()
+        self.tool_hooks: list[ToolCallHook] = []
+        self.roots_hooks: list[Callable[[Session], Any]] = []
+        self.lifespan_state: Any = None
+        self._lifespan = lifespan
+        self._running = 0
+
+    # ------------------------------------------------------------------ registration
+
+    @overload
+    def tool(self, fn: F) -> F: ...
+
+    @overload
+    def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Register a function as a tool: `@app.tool` or `@app.tool(name=..., read_only=True, ...)`."""
+        if fn is not None:
+            self.add_tool(fn)
+            return fn
+
+        def decorate(f: F) -> F:
+            self.add_tool(f, **options)
+            return f
+
+        return decorate
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+        """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
+        self.tools.add(make_tool(fn, Context, **options))
+        self._list_changed("tools")
+
+    def remove_tool(self, name: str) -> None:
+        if self.tools.remove(name):
+            self._list_changed("tools")
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a resource; a URI with `{variables}` registers a template.
+
+        Options: name, title, description, mime_type, icons, annotations, meta.
+        """
+
+        def decorate(fn: F) -> F:
+            self.resources.add(make_resource(fn, uri, Context, **options))
+            self._list_changed("resources")
+            return fn
+
+        return decorate
+
+    def remove_resource(self, uri: str) -> None:
+        if self.resources.remove(uri):
+            self._list_changed("resources")
+
+    def resource_lister(self, fn: F) -> F:
+        """Register a function returning extra resources for `resources/list`, computed per request."""
+        self.resources.listers.append(fn)
+        return fn
+
+    def watcher(self, template: str) -> Callable[[F], F]:
+        """Run `fn(uri, **variables)` while at least one client is subscribed to a URI matching `template`."""
+
+        def decorate(fn: F) -> F:
+            self.hub.add_watcher(template, fn)
+            return fn
+
+        return decorate
+
+    @overload
+    def prompt(self, fn: F) -> F: ...
+
+    @overload
+    def prompt(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Register a prompt: `@app.prompt` or `@app.prompt(name=..., title=..., description=...)`."""
+
+        def decorate(f: F) -> F:
+            entry = make_prompt(f, Context, **options)
+            self.prompts[entry.name] = entry
+            self._list_changed("prompts")
+            return f
+
+        return decorate(fn) if fn is not None else decorate
+
+    def remove_prompt(self, name: str) -> None:
+        if self.prompts.pop(name, None) is not None:
+            self._list_changed("prompts")
+
+    def completion(self, ref: str, argument: str) -> Callable[[F], F]:
+        """Register `fn(value, context_arguments) -> list[str]` completing a prompt argument or template variable."""
+
+        def decorate(fn: F) -> F:
+            self.completions.add(ref, argument, fn)
+            return fn
+
+        return decorate
+
+    def on_roots_changed(self, fn: F) -> F:
+        """Call `fn(session)` whenever a client's roots were (re)fetched."""
+        self.roots_hooks.append(fn)
+        return fn
+
+    # ------------------------------------------------------------------ audit trail
+
+    def add_tool_call_hook(self, hook: ToolCallHook) -> None:
+        """Call `hook(record)` after every tool call (time, tool, arguments, outcome, duration)."""
+        self.tool_hooks.append(hook)
+
+    def enable_audit_log(self, path: str) -> None:
+        """Append one JSON line per tool call to `path`."""
+        self.add_tool_call_hook(JsonLinesAuditLog(path))
+
+    def record_tool_call(self, session: Session, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> None:
+        record = ToolCallRecord.of(session.session_id, tool, arguments, result, seconds)
+        for hook in self.tool_hooks:
+            try:
+                hook(record)
+            except Exception:
+                logger.exception("tool-call hook failed")
+
+    # ------------------------------------------------------------------ protocol facts
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        """Capabilities derived from what is registered."""
+        caps: dict[str, Any] = {"logging": {}}
+        if len(self.tools):
+            caps["tools"] = {"listChanged": True}
+        if self.resources:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.completions and at_least(version, "2025-03-26"):
+            caps["completions"] = {}
+        return caps
+
+    def info(self, version: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "version": self.version}
+        if at_least(version, "2025-06-18") and self.title:
+            out["title"] = self.title
+        if at_least(version, "2025-11-25"):
+            if self.website_url:
+                out["websiteUrl"] = self.website_url
+            if self.icons:
+                out["icons"] = self.icons
+        return out
+
+    # ------------------------------------------------------------------ notifications
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to `uri` that it changed (`notifications/resources/updated`)."""
+        self.hub.publish(uri)
+
+    def _list_changed(self, kind: str) -> None:
+        for session in list(self.sessions):
+            if session.initialized:
+                session.post(f"notifications/{kind}/list_changed")
+
+    def roots_changed(self, session: Session) -> None:
+        for hook in self.roots_hooks:
+            try:
+                hook(session)
+            except Exception:
+                logger.exception("roots hook failed")
+
+    # ------------------------------------------------------------------ running
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[MCPServer]:
+        """Enter the lifespan and start background work (watchers); re-entrant."""
+        if self._running:
+            self._running += 1
+            try:
+                yield self
+            finally:
+                self._running -= 1
+            return
+        self._running = 1
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if self._lifespan is not None:
+                    self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+                async with anyio.create_task_group() as tg:
+                    self.hub.attach(tg)
+                    try:
+                        yield self
+                    finally:
+                        self.hub.attach(None)
+                        tg.cancel_scope.cancel()
+        finally:
+            self._running = 0
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app)."""
+        from .runner import run
+
+        run(self, transport, **options)
+
+    def run_from_args(self, args: argparse.Namespace) -> None:
+        """Serve with the options parsed by `add_run_arguments`."""
+        from .runner import run_from_args
+
+        run_from_args(self, args)
+
+    def asgi(self, **options: Any) -> Any:
+        """A Starlette app serving Streamable HTTP at /mcp and legacy HTTP+SSE at /sse for mounting."""
+        from .transports.http import create_app
+
+        return create_app(self, **options)

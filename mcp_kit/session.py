@@ -1,0 +1,331 @@
+"""One MCP connection: the only module that knows both JSON-RPC and MCP.
+
+A `Session` owns a dispatcher and answers MCP methods for it: lifecycle (initialize, era and
+version), capabilities, routing to the server's registries, subscriptions, log level, and
+shaping results for the negotiated version. Requests that carry the 2026-07-28 per-request
+envelope are served by `modern.py` on the same session.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from . import modern
+from .completions import CompletionRegistry
+from .context import LOG_LEVELS, Context
+from .dispatcher import Dispatcher, MessageWriter
+from .errors import MCPError, invalid_params
+from .jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Notification, Request, RequestId
+from .prompts import render_prompt
+from .resources import read_resource
+from .tools import call_tool
+from .versions import BATCH_VERSIONS, HANDSHAKE_VERSIONS, at_least, negotiate, shape_metadata, shape_tool_result
+
+if TYPE_CHECKING:
+    from .server import MCPServer
+
+logger = logging.getLogger("mcp_kit.session")
+
+Route = Callable[["Session", dict[str, Any], Context], Awaitable[Any]]
+
+
+class Session:
+    """The server side of one MCP connection (or one HTTP session)."""
+
+    def __init__(self, server: MCPServer, writer: MessageWriter, task_group: TaskGroup, session_id: str | None = None) -> None:
+        self.server = server
+        self.session_id = session_id or uuid.uuid4().hex
+        self.dispatcher = Dispatcher(self, writer, task_group)
+        self._tg = task_group
+        self.version: str | None = None
+        self.initialized = False
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self._roots: list[Any] | None = None
+        self.closed = False
+        self.last_active = time.monotonic()
+        server.sessions.add(self)
+
+    # ------------------------------------------------------------------ dispatcher interface
+
+    def accepts_batches(self) -> bool:
+        return self.version in BATCH_VERSIONS
+
+    async def handle_request(self, request: Request) -> Any:
+        self.last_active = time.monotonic()
+        params = request.params or {}
+        meta = params.get("_meta")
+        if meta and modern.PROTOCOL_VERSION_KEY in meta or request.method == "server/discover":
+            return await modern.handle(self, request, params)
+        method = request.method
+        if method == "initialize":
+            return self._initialize(params)
+        if self.version is None and method != "ping":
+            raise MCPError(INVALID_REQUEST, f"Invalid Request: '{method}' before initialize. Send 'initialize' first.")
+        route = ROUTES.get(method)
+        if route is None:
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        return await route(self, params, Context(self, request.id, meta))
+
+    async def handle_notification(self, notification: Notification) -> None:
+        method = notification.method
+        if method == "notifications/initialized":
+            self.initialized = True
+            if "roots" in self.client_capabilities:
+                self._tg.start_soon(self._refresh_roots)
+        elif method == "notifications/roots/list_changed":
+            self._roots = None
+            self._tg.start_soon(self._refresh_roots)
+        elif method in ("notifications/progress", "notifications/message"):
+            pass
+        else:
+            logger.debug("ignoring notification %s", method)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise invalid_params("initialize needs 'protocolVersion' (a string such as '2025-11-25')")
+        self.version = negotiate(requested)
+        self.client_capabilities = params.get("capabilities") or {}
+        self.client_info = params.get("clientInfo") or {}
+        self._roots = None
+        result: dict[str, Any] = {
+            "protocolVersion": self.version,
+            "capabilities": self.server.capabilities(self.version),
+            "serverInfo": self.server.info(self.version),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def close(self) -> None:
+        """The connection is gone: stop requests, fail outbound waits, drop subscriptions."""
+        if self.closed:
+            return
+        self.closed = True
+        self.dispatcher.cancel_all()
+        self.dispatcher.close()
+        self.server.hub.drop(self)
+        self.server.sessions.discard(self)
+        for listener in list(modern.listeners_of(self)):
+            listener.close()
+
+    # ------------------------------------------------------------------ helpers used by Context and the server
+
+    def version_for(self, meta: dict[str, Any] | None) -> str:
+        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+            return str(meta[modern.PROTOCOL_VERSION_KEY])
+        return self.version or HANDSHAKE_VERSIONS[-1]
+
+    def client_capabilities_for(self, meta: dict[str, Any] | None) -> dict[str, Any]:
+        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+            return meta.get(modern.CLIENT_CAPABILITIES_KEY) or {}
+        return self.client_capabilities
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
+        if not self.closed:
+            await self.dispatcher.notify(method, params, related_to)
+
+    def post(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification without waiting (from synchronous code)."""
+        if not self.closed:
+            self._tg.start_soon(self.notify, method, params)
+
+    async def log(self, level: str, data: Any, logger_name: str | None, related_to: RequestId | None,
+                  meta: dict[str, Any] | None) -> None:
+        threshold = modern.log_level(meta) if meta and modern.PROTOCOL_VERSION_KEY in meta else self.log_level
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name:
+            params["logger"] = logger_name
+        await self.notify("notifications/message", params, related_to)
+
+    async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None,
+                  meta: dict[str, Any] | None) -> Any:
+        """A server-to-client request, shaped for the version in use."""
+        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+            return await modern.ask(self, method, params, related_to, meta)
+        if method == "elicitation/create" and not at_least(self.version or "", "2025-11-25"):
+            params = {k: v for k, v in params.items() if k != "mode"}
+        return await self.dispatcher.request(method, params, timeout=timeout, related_to=related_to)
+
+    def resource_updated(self, uri: str) -> None:
+        """Subscriber interface: the hub tells us `uri` changed."""
+        self.post("notifications/resources/updated", {"uri": uri})
+
+    async def list_roots(self) -> list[Any]:
+        if "roots" not in self.client_capabilities:
+            return []
+        if self._roots is None:
+            await self._refresh_roots()
+        return list(self._roots or [])
+
+    async def _refresh_roots(self) -> None:
+        from mcp_types import Root
+
+        try:
+            with anyio.fail_after(30):
+                result = await self.dispatcher.request("roots/list", {}, timeout=30)
+            self._roots = [Root.model_validate(r) for r in (result or {}).get("roots", [])]
+        except Exception as exc:
+            logger.warning("roots/list failed: %s", exc)
+            self._roots = []
+        self.server.roots_changed(self)
+
+
+# ---------------------------------------------------------------------- pagination
+
+
+def paginate(items: list[Any], params: dict[str, Any], page_size: int) -> tuple[list[Any], str | None]:
+    """Slice a list by an opaque cursor; an invalid cursor is -32602."""
+    cursor = params.get("cursor")
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
+        except (ValueError, UnicodeDecodeError):
+            raise invalid_params(f"Invalid cursor {cursor!r}: pass back a nextCursor from a previous page") from None
+        if start < 0 or start > len(items):
+            raise invalid_params(f"Invalid cursor {cursor!r}: it points outside the list")
+    end = start + page_size
+    next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
+    return items[start:end], next_cursor
+
+
+def _page(key: str, items: list[Any], params: dict[str, Any], page_size: int) -> dict[str, Any]:
+    page, next_cursor = paginate(items, params, page_size)
+    result: dict[str, Any] = {key: page}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+# ---------------------------------------------------------------------- handshake-era routes
+
+
+async def _ping(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    return {}
+
+
+async def _list_tools(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    return _page("tools", [t.wire(version) for t in session.server.tools], params, session.server.page_size)
+
+
+async def _call_tool(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise invalid_params("tools/call needs 'name' (a string)")
+    server = session.server
+    tool = server.tools.get(name)
+    if tool is None:
+        raise server.tools.unknown_tool(name)
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params("'arguments' must be an object")
+    if server.tool_hooks:
+        started = time.perf_counter()
+        result = await call_tool(tool, arguments, ctx)
+        server.record_tool_call(session, name, arguments, result, time.perf_counter() - started)
+    else:
+        result = await call_tool(tool, arguments, ctx)
+    return shape_tool_result(result, ctx.protocol_version)
+
+
+async def _list_resources(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(r, version) for r in await session.server.resources.listed()]
+    return _page("resources", items, params, session.server.page_size)
+
+
+async def _list_templates(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(t.definition(), version) for t in session.server.resources.templates.values()]
+    return _page("resourceTemplates", items, params, session.server.page_size)
+
+
+def _uri(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise invalid_params("'uri' is required (a string)")
+    return uri
+
+
+async def _read_resource(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    return {"contents": await read_resource(session.server.resources, _uri(params), ctx)}
+
+
+async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    uri = _uri(params)
+    session.subscriptions.add(uri)
+    session.server.hub.subscribe(uri, session)
+    return {}
+
+
+async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    uri = _uri(params)
+    session.subscriptions.discard(uri)
+    session.server.hub.unsubscribe(uri, session)
+    return {}
+
+
+async def _list_prompts(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(p.definition(), version) for p in session.server.prompts.values()]
+    return _page("prompts", items, params, session.server.page_size)
+
+
+async def _get_prompt(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    name = params.get("name")
+    entry = session.server.prompts.get(name) if isinstance(name, str) else None
+    if entry is None:
+        known = ", ".join(session.server.prompts) or "(none)"
+        raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
+    return await render_prompt(entry, params.get("arguments"), ctx)
+
+
+async def _complete(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict) or "name" not in argument:
+        raise invalid_params("completion/complete needs 'ref' and 'argument' {name, value}")
+    completions: CompletionRegistry = session.server.completions
+    return {"completion": await completions.complete(ref, argument, params.get("context"))}
+
+
+async def _set_level(session: Session, params: dict[str, Any], ctx: Context) -> Any:
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        raise invalid_params(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+    session.log_level = level
+    return {}
+
+
+ROUTES: dict[str, Route] = {
+    "ping": _ping,
+    "tools/list": _list_tools,
+    "tools/call": _call_tool,
+    "resources/list": _list_resources,
+    "resources/templates/list": _list_templates,
+    "resources/read": _read_resource,
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "prompts/list": _list_prompts,
+    "prompts/get": _get_prompt,
+    "completion/complete": _complete,
+    "logging/setLevel": _set_level,
+}

@@ -1,0 +1,201 @@
+"""Function signatures as JSON Schema: parameters -> an argument model, docstrings -> descriptions.
+
+Built once at registration, never per call. Parameters annotated with `Context` are injected,
+not described.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
+_SECTION_HEADER = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$")
+_ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+@dataclass(slots=True)
+class Docstring:
+    """A docstring split into its description and per-argument texts."""
+
+    description: str
+    params: dict[str, str]
+
+
+def parse_docstring(fn: Callable[..., Any]) -> Docstring:
+    """Split a Google-style docstring into the description and the `Args:` entries."""
+    doc = inspect.getdoc(fn) or ""
+    description: list[str] = []
+    params: dict[str, str] = {}
+    section = "description"
+    current: str | None = None
+    for line in doc.splitlines():
+        if _ARGS_HEADER.match(line):
+            section, current = "args", None
+            continue
+        if _SECTION_HEADER.match(line):
+            section = "other"
+            continue
+        if section == "description":
+            description.append(line)
+        elif section == "args":
+            match = _ARG_LINE.match(line)
+            if match and (not line.startswith(" " * 8) or current is None):
+                current = match.group(1).lstrip("*")
+                params[current] = match.group(3).strip()
+            elif current and line.strip():
+                params[current] = f"{params[current]} {line.strip()}".strip()
+    return Docstring("\n".join(description).strip(), params)
+
+
+def is_context_annotation(annotation: Any, context_type: type) -> bool:
+    """True when a parameter's annotation is the Context type (optionally Optional/Annotated)."""
+    if annotation is context_type:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, context_type):
+        return True
+    return any(is_context_annotation(arg, context_type) for arg in get_args(annotation) if arg is not type(None))
+
+
+@dataclass(slots=True)
+class Signature:
+    """What registration learned from a function: its argument model and schema."""
+
+    model: type[BaseModel]
+    field_names: tuple[str, ...]
+    context_param: str | None
+    input_schema: dict[str, Any]
+    required: tuple[str, ...]
+    descriptions: dict[str, str | None]
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated keyword arguments for the function; raises pydantic.ValidationError."""
+        parsed = self.model.model_validate(arguments)
+        return {name: getattr(parsed, name) for name in self.field_names}
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+def inspect_function(fn: Callable[..., Any], context_type: type, docs: Docstring | None = None) -> Signature:
+    """Build the argument model and JSON Schema of `fn` (Context parameters excluded)."""
+    docs = docs or parse_docstring(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    context_param = None
+    for param in inspect.signature(fn).parameters.values():
+        annotation = hints.get(param.name, Any)
+        if is_context_annotation(annotation, context_type):
+            context_param = param.name
+            continue
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        field = _field(annotation, default, docs.params.get(param.name))
+        fields[param.name] = (annotation, field)
+    model = create_model(f"{fn.__name__}_arguments", __base__=_Arguments, **fields)
+    schema = clean_schema(model.model_json_schema())
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return Signature(
+        model=model,
+        field_names=tuple(fields),
+        context_param=context_param,
+        input_schema=schema,
+        required=tuple(schema.get("required", ())),
+        descriptions={name: schema["properties"].get(name, {}).get("description") for name in fields},
+    )
+
+
+def _field(annotation: Any, default: Any, doc: str | None) -> FieldInfo:
+    """A Field carrying the docstring text unless Annotated[..., Field(description=...)] gave one."""
+    has_description = get_origin(annotation) is Annotated and any(
+        isinstance(meta, FieldInfo) and meta.description for meta in get_args(annotation)[1:]
+    )
+    if doc and not has_description:
+        return Field(default, description=doc)
+    return Field(default)
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's generated `title` keys from properties (noise for a model reading the schema)."""
+    if isinstance(schema.get("properties"), dict):
+        for prop in schema["properties"].values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+    for definition in schema.get("$defs", {}).values():
+        if isinstance(definition, dict):
+            clean_schema(definition)
+    return schema
+
+
+def output_schema(fn: Callable[..., Any], structured: bool | None) -> tuple[dict[str, Any] | None, bool]:
+    """The output JSON Schema of `fn` and whether results are wrapped in {"result": ...}.
+
+    `structured=None` means automatic: object-shaped return types (models, TypedDicts,
+    dataclasses, dicts) get an output schema; other types only when `structured=True`.
+    """
+    if structured is False:
+        return None, False
+    annotation = typing.get_type_hints(fn, include_extras=True).get("return", inspect.Signature.empty)
+    if annotation in (inspect.Signature.empty, None, type(None), Any):
+        return None, False
+    try:
+        schema = clean_schema(TypeAdapter(annotation).json_schema(mode="serialization"))
+    except Exception:
+        return None, False
+    if schema.get("type") == "object":
+        return schema, False
+    if structured:
+        return {"type": "object", "properties": {"result": schema}, "required": ["result"]}, True
+    return None, False
+
+
+def describe_validation_error(error: ValidationError, schema: dict[str, Any]) -> list[str]:
+    """One line per bad field: where, what was given, what is expected."""
+    lines = []
+    properties = schema.get("properties", {})
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(part) for part in item["loc"]) or "(arguments)"
+        top = str(item["loc"][0]) if item["loc"] else ""
+        given = item.get("input")
+        if item["type"] == "missing":
+            lines.append(f"- '{loc}' is required but was not given{_expected(properties.get(top))}")
+        elif item["type"] == "extra_forbidden":
+            allowed = ", ".join(sorted(properties)) or "none"
+            lines.append(f"- '{loc}' is not a known argument (known arguments: {allowed})")
+        else:
+            lines.append(f"- '{loc}': {item['msg']} (given: {_short(given)}){_expected(properties.get(top))}")
+    return lines
+
+
+def _expected(prop: dict[str, Any] | None) -> str:
+    if not prop:
+        return ""
+    parts = []
+    if "enum" in prop:
+        parts.append("one of " + ", ".join(repr(v) for v in prop["enum"]))
+    elif "type" in prop:
+        parts.append(str(prop["type"]))
+    elif "anyOf" in prop:
+        parts.append(" or ".join(str(p.get("type", p.get("$ref", "?"))).split("/")[-1] for p in prop["anyOf"]))
+    for key, word in (("minimum", ">="), ("maximum", "<="), ("minLength", "min length"), ("maxLength", "max length"),
+                      ("minItems", "min items"), ("maxItems", "max items"), ("pattern", "pattern")):
+        if key in prop:
+            parts.append(f"{word} {prop[key]}")
+    if prop.get("description"):
+        parts.append(prop["description"])
+    return "; expected " + ", ".join(parts) if parts else ""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

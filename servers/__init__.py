@@ -1,0 +1,1 @@
+"""Reference MCP servers built with mcp_kit."""

@@ -1,0 +1,1 @@
+"""The `filesystem` reference server: read and edit files inside allowed directories, and nothing else."""

@@ -1,0 +1,32 @@
+"""File operations used by the filesystem server's tools and resources.
+
+Every function takes paths that already passed the sandbox (`SandboxedPath`)
+and is synchronous; the server runs them in worker threads.
+"""
+
+from .editing import Edit, EditError, EditPlan, fenced, plan_edits
+from .reading import BinaryFileError, TextRead, file_info, guess_mime_type, read_bytes, read_text
+from .walking import Entry, Walk, directory_tree, list_directory, search
+from .writing import atomic_write, create_directory, move
+
+__all__ = [
+    "BinaryFileError",
+    "Edit",
+    "EditError",
+    "EditPlan",
+    "Entry",
+    "TextRead",
+    "Walk",
+    "atomic_write",
+    "create_directory",
+    "directory_tree",
+    "fenced",
+    "file_info",
+    "guess_mime_type",
+    "list_directory",
+    "move",
+    "plan_edits",
+    "read_bytes",
+    "read_text",
+    "search",
+]

@@ -1,0 +1,40 @@
+"""The weather provider interface and its two implementations (sample and live)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from .live_provider import LiveProvider
+from .models import Alert, CurrentWeather, Forecast, Place, Resolution, Unit
+from .sample_provider import SampleProvider
+
+__all__ = ["WeatherProvider", "SampleProvider", "LiveProvider", "make_provider"]
+
+
+@runtime_checkable
+class WeatherProvider(Protocol):
+    """What the server needs from a weather source. Errors are WeatherError subclasses."""
+
+    source: str          # stated in results: "sample" or "open-meteo"
+    alerts_source: str   # "sample" or "nws"
+
+    async def search(self, query: str, limit: int = 5) -> list[Place]: ...
+
+    async def resolve(self, query: str) -> Resolution: ...
+
+    async def current(self, place: Place, unit: Unit) -> CurrentWeather: ...
+
+    async def forecast(self, place: Place, days: int, unit: Unit, hours: int = 0) -> Forecast: ...
+
+    async def alerts(self, *, place: Place | None = None, state_code: str | None = None) -> list[Alert]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def make_provider(name: str) -> WeatherProvider:
+    """'sample' or 'live' -> a provider instance."""
+    if name == "sample":
+        return SampleProvider()
+    if name == "live":
+        return LiveProvider()
+    raise ValueError(f"unknown provider {name!r}; expected 'live' or 'sample'")

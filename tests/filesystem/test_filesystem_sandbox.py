@@ -1,0 +1,121 @@
+"""The path policy as an attack table: every escape is refused, every legitimate path allowed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from fs_layout import SECRET, Layout, layout  # noqa: F401 (fixture)
+
+from servers.filesystem.errors import AccessDenied
+from servers.filesystem.sandbox import Sandbox
+from servers.filesystem.uris import file_uri
+
+ALLOWED = [
+    ("relative file", lambda lay: "ok.txt", "ok.txt"),
+    ("absolute file", lambda lay: str(lay.root / "ok.txt"), "ok.txt"),
+    ("root itself", lambda lay: str(lay.root), ""),
+    ("root with trailing slash", lambda lay: str(lay.root) + "/", ""),
+    ("new file", lambda lay: str(lay.root / "new.txt"), "new.txt"),
+    ("new nested path", lambda lay: str(lay.root / "a" / "b" / "c.txt"), "a/b/c.txt"),
+    ("dot-dot staying inside", lambda lay: str(lay.root / "sub" / ".." / "ok.txt"), "ok.txt"),
+    ("symlink inside the root", lambda lay: str(lay.root / "link_in"), "ok.txt"),
+    ("file URI", lambda lay: file_uri(lay.root / "ok.txt"), "ok.txt"),
+    ("redundant separators", lambda lay: str(lay.root) + "//sub///inner.txt", "sub/inner.txt"),
+]
+
+DENIED = [
+    ("dot-dot escape (relative)", lambda lay: "../outside/secret.txt", "outside the allowed"),
+    ("dot-dot escape (absolute)", lambda lay: str(lay.root / "sub" / ".." / ".." / "outside" / "secret.txt"), "outside"),
+    ("sibling prefix directory", lambda lay: str(lay.sibling), "outside the allowed"),
+    ("sibling prefix file", lambda lay: str(lay.sibling / "evil.txt"), "outside the allowed"),
+    ("sibling via dot-dot", lambda lay: str(lay.root / ".." / "root_evil" / "evil.txt"), "outside the allowed"),
+    ("absolute outside", lambda lay: "/etc/passwd", "outside the allowed"),
+    ("parent of root", lambda lay: str(lay.base), "outside the allowed"),
+    ("symlink file to outside", lambda lay: str(lay.root / "link_out"), "symbolic link"),
+    ("symlink parent to outside", lambda lay: str(lay.root / "linkdir_out" / "secret.txt"), "symbolic link"),
+    ("new file under symlinked parent", lambda lay: str(lay.root / "linkdir_out" / "new.txt"), "symbolic link"),
+    ("new dir under symlinked parent", lambda lay: str(lay.root / "linkdir_out" / "x" / "y"), "symbolic link"),
+    ("dangling symlink to outside", lambda lay: str(lay.root / "dangling_out"), "symbolic link"),
+    ("NUL byte", lambda lay: str(lay.root / "ok.txt") + "\x00.png", "NUL byte"),
+    ("over-long path", lambda lay: str(lay.root / ("a/" * 3000)), "too long"),
+    ("over-long component", lambda lay: str(lay.root / ("x" * 300)), "longer than 255 bytes"),
+    ("empty path", lambda lay: "", "empty"),
+    ("home directory", lambda lay: "~/.bashrc", "outside the allowed"),
+    ("file URI outside", lambda lay: file_uri(lay.outside / "secret.txt"), "outside the allowed"),
+]
+
+
+@pytest.mark.parametrize(("case", "make_path", "expected"), ALLOWED, ids=[c[0] for c in ALLOWED])
+def test_allowed_paths_resolve_inside_the_root(layout: Layout, case: str, make_path, expected: str) -> None:
+    resolved = Sandbox([layout.root]).resolve(make_path(layout))
+    assert resolved.path == (layout.root / expected if expected else layout.root)
+
+
+@pytest.mark.parametrize(("case", "make_path", "reason"), DENIED, ids=[c[0] for c in DENIED])
+def test_attacks_are_refused_without_leaking_content(layout: Layout, case: str, make_path, reason: str) -> None:
+    requested = make_path(layout)
+    with pytest.raises(AccessDenied) as denied:
+        Sandbox([layout.root]).resolve(requested)
+    message = str(denied.value)
+    assert reason in message
+    assert SECRET not in message
+    if str(layout.outside) not in requested:
+        assert str(layout.outside) not in message  # where a link leads is not revealed
+
+
+def test_link_entry_itself_can_be_addressed_without_following(layout: Layout) -> None:
+    sandbox = Sandbox([layout.root])
+    assert sandbox.resolve(str(layout.root / "link_in"), follow_final=False).path == layout.root / "link_in"
+    with pytest.raises(AccessDenied):
+        sandbox.resolve(str(layout.root / "link_out"), follow_final=False)
+
+
+def test_root_given_through_a_symlink_is_resolved(layout: Layout) -> None:
+    os.symlink(layout.root, layout.base / "alias")
+    sandbox = Sandbox([layout.base / "alias"])
+    assert sandbox.roots == (layout.root,)
+    assert sandbox.resolve(str(layout.base / "alias" / "ok.txt")).path == layout.root / "ok.txt"
+    with pytest.raises(AccessDenied):
+        sandbox.resolve(str(layout.base / "alias" / ".." / "outside" / "secret.txt"))
+
+
+def test_missing_root_is_rejected_at_startup(layout: Layout) -> None:
+    with pytest.raises(ValueError, match="does not exist"):
+        Sandbox([layout.base / "nope"])
+    with pytest.raises(ValueError, match="not a directory"):
+        Sandbox([layout.root / "ok.txt"])
+
+
+def test_relative_path_is_anchored_in_the_root_where_it_exists(layout: Layout, tmp_path: Path) -> None:
+    second = layout.base / "second"
+    second.mkdir()
+    (second / "only_here.txt").write_text("x")
+    sandbox = Sandbox([layout.root, second])
+    assert sandbox.resolve("only_here.txt").path == second / "only_here.txt"
+    assert sandbox.resolve("brand_new.txt").path == layout.root / "brand_new.txt"
+
+
+def test_narrowing_keeps_client_dirs_inside_the_roots_only(layout: Layout) -> None:
+    sandbox = Sandbox([layout.root])
+    narrowed = sandbox.narrowed([str(layout.root / "sub")])
+    assert narrowed.roots == (layout.root / "sub",)
+    assert narrowed.resolve("inner.txt").path == layout.root / "sub" / "inner.txt"
+    with pytest.raises(AccessDenied):
+        narrowed.resolve(str(layout.root / "ok.txt"))
+    assert sandbox.narrowed([str(layout.base)]).roots == (layout.root,)  # never wider than the command line
+
+
+def test_narrowing_to_nothing_denies_everything(layout: Layout) -> None:
+    narrowed = Sandbox([layout.root]).narrowed([str(layout.outside), str(layout.sibling), "/no/such/dir"])
+    assert narrowed.roots == ()
+    with pytest.raises(AccessDenied, match="no allowed directories"):
+        narrowed.resolve(str(layout.root / "ok.txt"))
+
+
+def test_symlink_loop_resolves_but_stays_inside(layout: Layout) -> None:
+    os.symlink(layout.root / "loop_b", layout.root / "loop_a")
+    os.symlink(layout.root / "loop_a", layout.root / "loop_b")
+    resolved = Sandbox([layout.root]).resolve(str(layout.root / "loop_a"))
+    assert resolved.path.parent == layout.root
