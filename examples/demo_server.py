@@ -95,4 +95,8 @@ def complete_note(value: str, context: dict[str, str]) -> list[str]:
 
 
 if __name__ == "__main__":
-    app.run()
+    import argparse
+
+    from mcp_kit import add_run_arguments
+
+    app.run_from_args(add_run_arguments(argparse.ArgumentParser(description="mcp_kit demo server")).parse_args())

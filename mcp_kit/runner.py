@@ -72,8 +72,6 @@ def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **opt
             raise TypeError(f"stdio takes no options; got {', '.join(options)}")
         anyio.run(serve_stdio, app)
     elif transport in ("http", "sse"):
-        from .transports.http import serve_http
-
         serve_http(app, log_level=log_level, **options)
     else:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
@@ -93,3 +91,13 @@ async def serve_stdio(app: MCPServer, stdin_fd: int = 0) -> None:
                 tg.cancel_scope.cancel()
         finally:
             await writer.aclose()
+
+
+def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+               **options: Any) -> None:
+    """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn."""
+    import uvicorn
+
+    asgi = app.asgi(host=host, port=port, **options)
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
+    uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on")

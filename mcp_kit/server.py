@@ -273,7 +273,15 @@ class MCPServer:
         run_from_args(self, args)
 
     def asgi(self, **options: Any) -> Any:
-        """A Starlette app serving Streamable HTTP at /mcp and legacy HTTP+SSE at /sse for mounting."""
-        from .transports.http import create_app
+        """A Starlette app: Streamable HTTP at /mcp, legacy HTTP+SSE at /sse, /healthz.
 
-        return create_app(self, **options)
+        Options: host (for the default Host/Origin allow-list), auth_token, allowed_origins,
+        allowed_hosts, max_body, json_response, session_ttl, max_sessions. When mounting it in
+        another Starlette app, run its lifespan (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
+        """
+        from .session import Session
+        from .transports.http import HttpOptions, create_app
+
+        knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
+        return create_app(lambda writer, tg, sid: Session(self, writer, tg, sid), self.running,
+                          options=HttpOptions(**knobs), **options)

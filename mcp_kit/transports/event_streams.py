@@ -1,0 +1,127 @@
+"""Server-sent event streams of one HTTP session, kept so a dropped client can resume.
+
+Every message sent on a stream gets an event id `<stream>-<seq>`. Events stay in memory
+(bounded per session) until the stream is finished and fully delivered, so a client that
+reconnects with `Last-Event-ID` gets what it missed, and then the rest as it happens.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import anyio
+
+MAX_EVENTS_PER_SESSION = 10_000
+
+
+@dataclass(slots=True)
+class Event:
+    """One SSE event: its id and its JSON payload (b"" for a priming event)."""
+
+    id: str
+    data: bytes
+
+
+@dataclass
+class EventStream:
+    """The events of one POST response (or of the standalone GET stream)."""
+
+    id: str
+    events: list[Event] = field(default_factory=list)
+    finished: bool = False
+    closed_by_server: bool = False
+    _seq: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _changed: anyio.Event = field(default_factory=anyio.Event)
+    consumers: int = 0
+    dropped: int = 0  # events forgotten from the front (absolute positions stay valid)
+
+    def append(self, data: bytes) -> Event:
+        event = Event(f"{self.id}-{next(self._seq)}", data)
+        self.events.append(event)
+        self._wake()
+        return event
+
+    def finish(self) -> None:
+        """No more events will come (all responses were sent)."""
+        self.finished = True
+        self._wake()
+
+    def close_connection(self) -> None:
+        """Ask the current consumer to end its HTTP response now (the client resumes with GET)."""
+        self.closed_by_server = True
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def index_after(self, event_id: str | None) -> int:
+        """The absolute position just after `event_id` (the start when it is unknown)."""
+        if event_id is None:
+            return self.dropped
+        for index, event in enumerate(self.events):
+            if event.id == event_id:
+                return self.dropped + index + 1
+        return self.dropped
+
+    def forget_oldest(self, count: int) -> None:
+        del self.events[:count]
+        self.dropped += count
+
+    async def follow(self, start: int = 0) -> AsyncIterator[Event]:
+        """Yield events from absolute position `start`, waiting for more until finished or closed by the server."""
+        self.closed_by_server = False
+        position = max(start, self.dropped)
+        self.consumers += 1
+        try:
+            while True:
+                while position - self.dropped < len(self.events):
+                    event = self.events[max(position - self.dropped, 0)]
+                    position = max(position, self.dropped) + 1
+                    yield event
+                if self.finished or self.closed_by_server:
+                    return
+                await self._changed.wait()
+        finally:
+            self.consumers -= 1
+
+
+class SessionStreams:
+    """All event streams of one session, with a bound on stored events."""
+
+    def __init__(self, max_events: int = MAX_EVENTS_PER_SESSION) -> None:
+        self.streams: dict[str, EventStream] = {}
+        self._ids = itertools.count(1)
+        self.max_events = max_events
+
+    def open(self, stream_id: str | None = None) -> EventStream:
+        stream = EventStream(stream_id or f"s{next(self._ids)}")
+        self.streams[stream.id] = stream
+        self._trim()
+        return stream
+
+    def find_event(self, event_id: str) -> tuple[EventStream, int] | None:
+        stream_id = event_id.rsplit("-", 1)[0]
+        stream = self.streams.get(stream_id)
+        if stream is None:
+            return None
+        return stream, stream.index_after(event_id)
+
+    def discard_delivered(self, stream: EventStream) -> None:
+        """Forget a finished stream once a consumer has read it to the end."""
+        if stream.finished and stream.id in self.streams and stream.id != "standalone":
+            del self.streams[stream.id]
+
+    def _trim(self) -> None:
+        total = sum(len(s.events) for s in self.streams.values())
+        for stream in list(self.streams.values()):
+            if total <= self.max_events:
+                break
+            if stream.finished and stream.id != "standalone":
+                total -= len(stream.events)
+                del self.streams[stream.id]
+        standalone = self.streams.get("standalone")
+        if standalone is not None and len(standalone.events) > self.max_events:
+            standalone.forget_oldest(len(standalone.events) - self.max_events // 2)

@@ -1,0 +1,429 @@
+"""One Starlette app for every HTTP client generation.
+
+- Streamable HTTP at `/mcp` (2025-03-26 ... 2025-11-25): sessions by `Mcp-Session-Id`, POST
+  answered as JSON or as an SSE stream carrying the request's notifications first, GET for the
+  server-to-client stream, DELETE to end a session, resumption with `Last-Event-ID`.
+- Legacy HTTP+SSE (2024-11-05): GET `/sse` announces `/messages?session_id=...`, POSTs there
+  answer 202 and replies arrive on the SSE stream.
+- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size) in front.
+
+The transport moves frames. It creates connections through a factory and needs from them only
+what the `Connection` protocol lists, so it never imports the session or server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse, Response as HTTPResponse
+from starlette.routing import Route
+
+from ..dispatcher import Dispatcher
+from ..jsonrpc import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    Batch,
+    ErrorResponse,
+    InvalidMessage,
+    Message,
+    Request,
+    RequestId,
+    Response,
+    decode_message,
+    encode_message,
+)
+from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
+from .event_streams import EventStream, SessionStreams
+from .http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
+
+logger = logging.getLogger("mcp_kit.http")
+
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+STANDALONE = "standalone"
+
+
+class Connection(Protocol):
+    """What the transport needs from an MCP session."""
+
+    session_id: str
+    dispatcher: Dispatcher
+    version: str | None
+    last_active: float
+
+    def accepts_batches(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+ConnectionFactory = Callable[[Any, TaskGroup, str | None], Connection]
+
+
+@dataclass
+class HttpOptions:
+    """Knobs of the HTTP app."""
+
+    json_response: bool = False
+    session_ttl: float = 3600.0
+    max_sessions: int = 1000
+    retry_ms: int = 1000
+    modern_handler: Callable[..., Any] | None = None
+
+
+class StreamableWriter:
+    """Routes a session's outbound messages onto the SSE stream of the request they belong to."""
+
+    def __init__(self) -> None:
+        self.streams = SessionStreams()
+        self._stream_of: dict[RequestId, EventStream] = {}
+        self._pending: dict[str, set[RequestId]] = {}
+
+    def bind(self, request_ids: list[RequestId], stream: EventStream) -> None:
+        self._pending[stream.id] = set(request_ids)
+        for request_id in request_ids:
+            self._stream_of[request_id] = stream
+
+    def standalone(self) -> EventStream:
+        return self.streams.streams.get(STANDALONE) or self.streams.open(STANDALONE)
+
+    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
+        answered = [m.id for m in (message if isinstance(message, list) else [message])
+                    if isinstance(m, (Response, ErrorResponse))]
+        key = answered[0] if answered else related_to
+        stream = self._stream_of.get(key) if key is not None else None
+        if stream is None:
+            stream = self.standalone()
+            stream.append(encode_message(message))
+            if len(stream.events) > self.streams.max_events:
+                stream.forget_oldest(len(stream.events) // 2)
+            return
+        stream.append(encode_message(message))
+        pending = self._pending.get(stream.id)
+        for request_id in answered:
+            self._stream_of.pop(request_id, None)
+            if pending is not None:
+                pending.discard(request_id)
+        if pending is not None and not pending:
+            del self._pending[stream.id]
+            stream.finish()
+
+    def close_stream_of(self, request_id: RequestId) -> bool:
+        """End the HTTP response carrying `request_id` now; the client resumes with GET + Last-Event-ID."""
+        stream = self._stream_of.get(request_id)
+        if stream is None:
+            return False
+        stream.close_connection()
+        return True
+
+    def close(self) -> None:
+        for stream in self.streams.streams.values():
+            stream.finish()
+
+
+class LegacyWriter:
+    """Everything goes down the one SSE stream of a legacy HTTP+SSE session."""
+
+    def __init__(self) -> None:
+        self.stream = EventStream(STANDALONE)
+
+    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
+        self.stream.append(encode_message(message))
+        if len(self.stream.events) > 1000:
+            self.stream.forget_oldest(500)
+
+
+def _error(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+                        status_code=status, headers=headers)
+
+
+def _accepts(request: HTTPRequest, media: str) -> bool:
+    accept = request.headers.get("accept")
+    if not accept:
+        return True
+    return media in accept or "*/*" in accept
+
+
+class HttpTransport:
+    """The MCP endpoints over the sessions they serve."""
+
+    def __init__(self, factory: ConnectionFactory, options: HttpOptions) -> None:
+        self.factory = factory
+        self.options = options
+        self.sessions: dict[str, tuple[Connection, StreamableWriter]] = {}
+        self.legacy: dict[str, tuple[Connection, LegacyWriter]] = {}
+        self._tg: TaskGroup | None = None
+
+    # ------------------------------------------------------------------ lifespan
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._expire_idle_sessions)
+            try:
+                yield
+            finally:
+                for connection, writer in list(self.sessions.values()):
+                    connection.close()
+                    writer.close()
+                for connection, _ in list(self.legacy.values()):
+                    connection.close()
+                self.sessions.clear()
+                self.legacy.clear()
+                tg.cancel_scope.cancel()
+                self._tg = None
+
+    async def _expire_idle_sessions(self) -> None:
+        interval = max(0.05, min(60.0, self.options.session_ttl / 4))
+        while True:
+            await anyio.sleep(interval)
+            deadline = time.monotonic() - self.options.session_ttl
+            for session_id, (connection, writer) in list(self.sessions.items()):
+                busy = connection.dispatcher.in_flight or any(s.consumers for s in writer.streams.streams.values())
+                if connection.last_active < deadline and not busy:
+                    logger.info("session %s expired after %.0f s idle", session_id, self.options.session_ttl)
+                    self._end_session(session_id)
+
+    def _end_session(self, session_id: str) -> bool:
+        entry = self.sessions.pop(session_id, None)
+        if entry is None:
+            return False
+        entry[0].close()
+        entry[1].close()
+        return True
+
+    @property
+    def task_group(self) -> TaskGroup:
+        if self._tg is None:
+            raise RuntimeError("the MCP HTTP app is not running: serve it with its lifespan (see MCPServer.asgi)")
+        return self._tg
+
+    # ------------------------------------------------------------------ Streamable HTTP
+
+    async def mcp_endpoint(self, request: HTTPRequest) -> HTTPResponse:
+        started = time.perf_counter()
+        version = request.headers.get(VERSION_HEADER)
+        if version is not None and version not in ALL_VERSIONS:
+            response = _error(400, INVALID_REQUEST,
+                              f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
+        elif version in MODERN_VERSIONS and self.options.modern_handler is not None:
+            response = await self.options.modern_handler(self, request)
+        elif request.method == "POST":
+            response = await self._post(request)
+        elif request.method == "GET":
+            response = await self._get(request)
+        elif request.method == "DELETE":
+            response = self._delete(request)
+        else:
+            response = HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        logger.info("%s /mcp %s %d %.1f ms", request.method, getattr(request.state, "rpc_method", "-"),
+                    response.status_code, (time.perf_counter() - started) * 1000)
+        return response
+
+    def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return _error(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+        entry = self.sessions.get(session_id)
+        if entry is None:
+            return _error(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
+        entry[0].last_active = time.monotonic()
+        return entry
+
+    async def _post(self, request: HTTPRequest) -> HTTPResponse:
+        content_type = request.headers.get("content-type", "")
+        if "application/json" not in content_type:
+            return _error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
+        if not (_accepts(request, "application/json") or _accepts(request, "text/event-stream")):
+            return _error(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
+        try:
+            body = await request.body()
+        except BodyTooLarge as exc:
+            return _error(413, INVALID_REQUEST, str(exc))
+        decoded = decode_message(body)
+        if isinstance(decoded, InvalidMessage):
+            assert decoded.error is not None
+            status = 400
+            return JSONResponse({"jsonrpc": "2.0", "id": decoded.error.id,
+                                 "error": {"code": decoded.error.code, "message": decoded.error.message}}, status_code=status)
+        items = decoded.items if isinstance(decoded, Batch) else [decoded]
+        requests = [item for item in items if isinstance(item, Request)]
+        request.state.rpc_method = ",".join(r.method for r in requests) or "-"
+        initialize = any(r.method == "initialize" for r in requests)
+        headers: dict[str, str] = {}
+        if initialize:
+            if len(items) > 1:
+                return _error(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
+            if len(self.sessions) >= self.options.max_sessions:
+                return _error(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later",
+                              {"Retry-After": "5"})
+            writer = StreamableWriter()
+            connection = self.factory(writer, self.task_group, None)
+            self.sessions[connection.session_id] = (connection, writer)
+            headers["Mcp-Session-Id"] = connection.session_id
+        else:
+            found = self._session(request)
+            if isinstance(found, HTTPResponse):
+                return found
+            connection, writer = found
+            if isinstance(decoded, Batch) and not connection.accepts_batches():
+                return _error(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+        if not requests:
+            await connection.dispatcher.feed(decoded)
+            return HTTPResponse(status_code=202)
+        stream = writer.streams.open()
+        writer.bind([r.id for r in requests], stream)
+        await connection.dispatcher.feed(decoded)
+        if self.options.json_response or not _accepts(request, "text/event-stream"):
+            return await self._json_reply(stream, writer, headers, isinstance(decoded, Batch))
+        return self._sse_reply(stream, writer, headers, connection, start=0)
+
+    async def _json_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
+                          batch: bool) -> HTTPResponse:
+        answers: list[bytes] = []
+        async for event in stream.follow():
+            if isinstance(decode_message(event.data), (Batch, Response, ErrorResponse)):
+                answers.append(event.data)  # notifications have no place in a JSON reply
+        writer.streams.discard_delivered(stream)
+        if not answers:
+            return HTTPResponse(status_code=202, headers=headers)
+        body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
+        return HTTPResponse(body, media_type="application/json", headers=headers)
+
+    def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
+                   connection: Connection, start: int) -> HTTPResponse:
+        prime = at_least(connection.version or "", "2025-11-25")
+
+        async def events() -> AsyncIterator[ServerSentEvent]:
+            if prime and start == 0:
+                primer = stream.append(b"")
+                yield ServerSentEvent(id=primer.id, data="", retry=self.options.retry_ms)
+            async for event in stream.follow(start):
+                if event.data:
+                    yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
+            writer.streams.discard_delivered(stream)
+
+        return EventSourceResponse(events(), headers={**headers, "Cache-Control": "no-cache, no-transform"},
+                                   ping=15, sep="\n")
+
+    async def _get(self, request: HTTPRequest) -> HTTPResponse:
+        if not _accepts(request, "text/event-stream"):
+            return _error(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
+        found = self._session(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        connection, writer = found
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id:
+            located = writer.streams.find_event(last_event_id)
+            if located is not None:
+                stream, position = located
+                request.state.rpc_method = f"resume {stream.id}"
+                return self._sse_reply(stream, writer, {}, connection, start=position)
+        standalone = writer.standalone()
+        if standalone.consumers:
+            return _error(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
+        return self._sse_reply(standalone, writer, {}, connection, start=standalone.index_after(None)
+                               if not last_event_id else standalone.dropped + len(standalone.events))
+
+    def _delete(self, request: HTTPRequest) -> HTTPResponse:
+        found = self._session(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        self._end_session(found[0].session_id)
+        return HTTPResponse(status_code=200)
+
+    # ------------------------------------------------------------------ legacy HTTP+SSE
+
+    async def sse_endpoint(self, request: HTTPRequest) -> HTTPResponse:
+        if len(self.legacy) + len(self.sessions) >= self.options.max_sessions:
+            return _error(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later")
+        writer = LegacyWriter()
+        connection = self.factory(writer, self.task_group, None)
+        self.legacy[connection.session_id] = (connection, writer)
+        root = request.scope.get("root_path", "")
+        endpoint = f"{root}/messages/?session_id={connection.session_id}"
+        logger.info("GET /sse session %s opened", connection.session_id)
+
+        async def events() -> AsyncIterator[ServerSentEvent]:
+            try:
+                yield ServerSentEvent(data=endpoint, event="endpoint")
+                async for event in writer.stream.follow():
+                    yield ServerSentEvent(data=event.data.decode(), event="message")
+            finally:
+                self.legacy.pop(connection.session_id, None)
+                connection.close()
+                logger.info("GET /sse session %s closed", connection.session_id)
+
+        return EventSourceResponse(events(), ping=15, sep="\n")
+
+    async def messages_endpoint(self, request: HTTPRequest) -> HTTPResponse:
+        session_id = request.query_params.get("session_id")
+        if not session_id:
+            return _error(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
+        entry = self.legacy.get(session_id)
+        if entry is None:
+            return _error(404, INVALID_REQUEST, "Session not found: open GET /sse again")
+        connection, _ = entry
+        connection.last_active = time.monotonic()
+        try:
+            body = await request.body()
+        except BodyTooLarge as exc:
+            return _error(413, INVALID_REQUEST, str(exc))
+        decoded = decode_message(body)
+        if isinstance(decoded, InvalidMessage):
+            return _error(400, PARSE_ERROR if decoded.error and decoded.error.code == PARSE_ERROR else INVALID_REQUEST,
+                          decoded.error.message if decoded.error else "Bad Request")
+        await connection.dispatcher.feed(decoded)
+        return HTTPResponse("Accepted", status_code=202)
+
+
+async def healthz(request: HTTPRequest) -> HTTPResponse:
+    """Liveness for load balancers (no credentials needed)."""
+    return JSONResponse({"status": "ok"})
+
+
+def create_app(
+    factory: ConnectionFactory,
+    lifespan: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    auth_token: str | None = None,
+    allowed_origins: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    max_body: int = 16 << 20,
+    options: HttpOptions | None = None,
+) -> Starlette:
+    """The Starlette app: /mcp, /sse, /messages/, /healthz behind the security guard."""
+    transport = HttpTransport(factory, options or HttpOptions())
+
+    @contextlib.asynccontextmanager
+    async def app_lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with lifespan(), transport.running():
+            yield
+
+    routes = [
+        Route("/mcp", transport.mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+        Route("/sse", transport.sse_endpoint, methods=["GET"]),
+        Route("/messages/", transport.messages_endpoint, methods=["POST"]),
+        Route("/messages", transport.messages_endpoint, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=app_lifespan)
+    app.state.transport = transport
+    policy = SecurityPolicy.for_bind(host, port, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts,
+                                     auth_token=auth_token, max_body=max_body)
+    app.add_middleware(SecurityMiddleware, policy=policy)
+    return app

@@ -1,0 +1,150 @@
+"""HTTP guards in front of every MCP endpoint: Host/Origin allow-lists, bearer token, body size.
+
+DNS-rebinding protection: a browser page on a foreign origin must not reach a server bound to
+loopback, so a request whose `Origin` (or `Host`) is not allowed gets 403. A bearer token, when
+configured, is compared in constant time; a missing or wrong one gets 401 with
+`WWW-Authenticate`. Bodies over the limit get 413. `/healthz` answers without credentials.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+DEFAULT_MAX_BODY = 16 << 20
+
+
+@dataclass
+class SecurityPolicy:
+    """What the guard accepts. Empty host/origin lists mean: do not check that header."""
+
+    allowed_hosts: list[str] = field(default_factory=list)
+    allowed_origins: list[str] = field(default_factory=list)
+    auth_token: str | None = None
+    max_body: int = DEFAULT_MAX_BODY
+    open_paths: tuple[str, ...] = ("/healthz",)
+
+    @classmethod
+    def for_bind(cls, host: str, port: int | None = None, *, allowed_origins: list[str] | None = None,
+                 allowed_hosts: list[str] | None = None, auth_token: str | None = None,
+                 max_body: int = DEFAULT_MAX_BODY) -> SecurityPolicy:
+        """Defaults that fit the bind address: loopback names when bound to loopback."""
+        loopback = _is_loopback(host)
+        hosts = list(allowed_hosts or [])
+        origins = list(allowed_origins or [])
+        if loopback:
+            hosts += [name for name in LOOPBACK_NAMES]
+            origins += [f"{scheme}://{name}" for scheme in ("http", "https") for name in LOOPBACK_NAMES]
+        return cls(allowed_hosts=hosts, allowed_origins=origins, auth_token=auth_token, max_body=max_body)
+
+    def host_allowed(self, host: str | None) -> bool:
+        if not self.allowed_hosts or host is None:
+            return True
+        name = _strip_port(host.lower())
+        return any(name == _strip_port(allowed.lower()) for allowed in self.allowed_hosts)
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if origin is None:
+            return True  # not a browser: nothing to rebind
+        if "*" in self.allowed_origins:
+            return True
+        if not self.allowed_origins:
+            return False
+        parts = urlsplit(origin.lower())
+        base = f"{parts.scheme}://{parts.hostname or ''}"
+        if parts.hostname and ":" in parts.hostname:
+            base = f"{parts.scheme}://[{parts.hostname}]"
+        for allowed in self.allowed_origins:
+            allowed = allowed.lower().rstrip("/")
+            if allowed == origin.lower().rstrip("/") or allowed == base:
+                return True
+        return False
+
+    def token_ok(self, authorization: str | None) -> bool:
+        if self.auth_token is None:
+            return True
+        if not authorization or not authorization.lower().startswith("bearer "):
+            return False
+        return hmac.compare_digest(authorization[7:].strip().encode(), self.auth_token.encode())
+
+
+def _is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _strip_port(host: str) -> str:
+    if host.startswith("["):
+        return host[: host.index("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+class SecurityMiddleware:
+    """Pure ASGI middleware applying a SecurityPolicy to HTTP requests."""
+
+    def __init__(self, app: ASGIApp, policy: SecurityPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        policy = self.policy
+        if not policy.host_allowed(headers.get("host")):
+            await _reject(send, 403, "Forbidden: Host header not allowed (DNS rebinding protection)")
+            return
+        if not policy.origin_allowed(headers.get("origin")):
+            await _reject(send, 403, "Forbidden: Origin not allowed (DNS rebinding protection)")
+            return
+        if not policy.token_ok(headers.get("authorization")):
+            error = 'error="invalid_token", ' if headers.get("authorization") else ""
+            await _reject(send, 401, "Unauthorized: send 'Authorization: Bearer <token>'",
+                          [(b"www-authenticate", f'Bearer realm="mcp", {error}charset="UTF-8"'.encode())])
+            return
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > policy.max_body:
+            await _reject(send, 413, f"Payload too large: the limit is {policy.max_body} bytes")
+            return
+        await self.app(scope, _limited(receive, policy.max_body), send)
+
+
+def _limited(receive: Receive, limit: int) -> Receive:
+    seen = 0
+
+    async def wrapped() -> Any:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise BodyTooLarge(limit)
+        return message
+
+    return wrapped
+
+
+class BodyTooLarge(Exception):
+    """A chunked body went past the limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"Payload too large: the limit is {limit} bytes")
+
+
+async def _reject(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())] + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
