@@ -16,6 +16,7 @@ from .errors import ToolError
 from .jsonrpc import JSONRPCError, RequestId
 
 if TYPE_CHECKING:
+    from .mrtr import Rounds
     from .session import Session
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -24,13 +25,15 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class Context:
     """The handle a handler gets on its request and its client."""
 
-    __slots__ = ("session", "request_id", "progress_token", "meta")
+    __slots__ = ("session", "request_id", "progress_token", "meta", "rounds")
 
-    def __init__(self, session: Session, request_id: RequestId | None, meta: dict[str, Any] | None) -> None:
+    def __init__(self, session: Session, request_id: RequestId | None, meta: dict[str, Any] | None,
+                 rounds: Rounds | None = None) -> None:
         self.session = session
         self.request_id = request_id
         self.meta = meta or {}
         self.progress_token = self.meta.get("progressToken")
+        self.rounds = rounds  # set for 2026-07-28 requests: questions become an input-required result
 
     @property
     def session_id(self) -> str:
@@ -47,7 +50,7 @@ class Context:
     @property
     def is_cancelled(self) -> bool:
         """True once the client cancelled this request (the task is also being cancelled)."""
-        return anyio.current_effective_deadline() == float("-inf")
+        return self.request_id is not None and self.session.dispatcher.was_cancelled(self.request_id)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""
@@ -82,39 +85,61 @@ class Context:
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
 
+    def close_sse_stream(self) -> bool:
+        """Streamable HTTP: end this request's SSE response now; the client resumes it with GET + Last-Event-ID.
+
+        Useful for long calls behind proxies that cut idle connections (2025-11-25 polling).
+        Returns False on transports without such streams.
+        """
+        close = getattr(self.session.dispatcher.writer, "close_stream_of", None)
+        return bool(close is not None and self.request_id is not None and close(self.request_id))
+
     # ------------------------------------------------------------------ questions to the client
 
-    async def elicit(self, message: str, schema: type[BaseModel] | dict[str, Any], *, timeout: float = 300.0) -> ElicitResult:
-        """Ask the user for structured input through the client (form mode)."""
+    async def elicit(self, message: str, schema: type[BaseModel] | dict[str, Any], *, key: str | None = None,
+                     timeout: float = 300.0) -> ElicitResult:
+        """Ask the user for structured input through the client (form mode).
+
+        `key` names the question in a 2026-07-28 input-required result (default: elicitation_N).
+        """
         self._require("elicitation", "ask the user for input")
         requested = schema if isinstance(schema, dict) else _flat_schema(schema)
-        result = await self._ask("elicitation/create", {"mode": "form", "message": message, "requestedSchema": requested},
-                                 timeout)
-        return ElicitResult.model_validate(result)
+        params = {"mode": "form", "message": message, "requestedSchema": requested}
+        return ElicitResult.model_validate(await self._ask("elicitation/create", params, timeout, key))
 
     async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 512, system_prompt: str | None = None,
-                     timeout: float = 300.0, **extra: Any) -> CreateMessageResult:
+                     key: str | None = None, timeout: float = 300.0, **extra: Any) -> CreateMessageResult:
         """Ask the client's model to generate a message."""
         self._require("sampling", "ask the client's model")
         messages = [{"role": "user", "content": {"type": "text", "text": prompt}}] if isinstance(prompt, str) else prompt
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        return CreateMessageResult.model_validate(await self._ask("sampling/createMessage", params, timeout))
+        return CreateMessageResult.model_validate(await self._ask("sampling/createMessage", params, timeout, key))
 
-    async def list_roots(self) -> list[Root]:
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots ([] when it offers none). Cached until the client says they changed."""
-        return await self.session.list_roots()
+        if self.rounds is None:
+            return await self.session.list_roots()
+        if not self.client_supports("roots"):
+            return []
+        result = await self.rounds.ask("roots/list", {}, key)
+        return [Root.model_validate(root) for root in result.get("roots", [])]
 
     def _require(self, capability: str, doing: str) -> None:
-        if not self.client_supports(capability):
-            raise ToolError(
-                f"This operation needs to {doing}, but the client did not declare the '{capability}' capability."
-            )
+        if self.client_supports(capability):
+            return
+        if self.rounds is not None:
+            from .modern import missing_capability
 
-    async def _ask(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+            raise missing_capability(capability)
+        raise ToolError(f"This operation needs to {doing}, but the client did not declare the '{capability}' capability.")
+
+    async def _ask(self, method: str, params: dict[str, Any], timeout: float, key: str | None) -> Any:
+        if self.rounds is not None:
+            return await self.rounds.ask(method, params, key)
         try:
-            return await self.session.ask(method, params, timeout=timeout, related_to=self.request_id, meta=self.meta)
+            return await self.session.ask(method, params, timeout=timeout, related_to=self.request_id)
         except TimeoutError as exc:
             raise ToolError(str(exc)) from None
         except JSONRPCError as exc:

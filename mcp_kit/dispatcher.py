@@ -180,6 +180,11 @@ class Dispatcher:
         entry.scope.cancel()
         return True
 
+    def was_cancelled(self, request_id: RequestId) -> bool:
+        """True once the peer cancelled the in-flight request `request_id`."""
+        entry = self._in_flight.get(request_id)
+        return entry is not None and entry.cancelled_by_peer
+
     def cancel_all(self) -> None:
         """Cancel every in-flight request (the peer is gone)."""
         for entry in list(self._in_flight.values()):

@@ -56,6 +56,8 @@ class MCPServer:
         website_url: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         page_size: int = 100,
+        cache_ttl_ms: int = 60_000,
+        cache_scope: str = "private",
     ) -> None:
         self.name = name
         self.version = version
@@ -64,6 +66,9 @@ class MCPServer:
         self.website_url = website_url
         self.icons = icons
         self.page_size = page_size
+        self.cache_ttl_ms = cache_ttl_ms  # 2026-07-28 cache hints on lists and reads
+        self.cache_scope = cache_scope
+        self.listeners: set[Any] = set()  # 2026-07-28 subscriptions/listen streams
         self.tools = ToolRegistry()
         self.resources = ResourceRegistry()
         self.prompts: dict[str, PromptEntry] = {}
@@ -225,6 +230,8 @@ class MCPServer:
         for session in list(self.sessions):
             if session.initialized:
                 session.post(f"notifications/{kind}/list_changed")
+        for listener in list(self.listeners):
+            listener.list_changed(kind)
 
     def roots_changed(self, session: Session) -> None:
         for hook in self.roots_hooks:
@@ -284,4 +291,4 @@ class MCPServer:
 
         knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
         return create_app(lambda writer, tg, sid: Session(self, writer, tg, sid), self.running,
-                          options=HttpOptions(**knobs), **options)
+                          options=HttpOptions(param_headers=self.tools.param_headers, **knobs), **options)

@@ -143,11 +143,21 @@ class Session:
         if not self.closed:
             self._tg.start_soon(self.notify, method, params)
 
+    def post_related(self, method: str, params: dict[str, Any] | None, related_to: RequestId) -> None:
+        """Send a notification on the stream of request `related_to`, without waiting."""
+        if not self.closed:
+            self._tg.start_soon(self.notify, method, params, related_to)
+
     async def log(self, level: str, data: Any, logger_name: str | None, related_to: RequestId | None,
                   meta: dict[str, Any] | None) -> None:
-        threshold = modern.log_level(meta) if meta and modern.PROTOCOL_VERSION_KEY in meta else self.log_level
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+            threshold = modern.log_level(meta)
+            if threshold is None:
+                return  # 2026-07-28: no logLevel in the envelope means no log messages
+        else:
+            threshold = self.log_level
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return
         params: dict[str, Any] = {"level": level, "data": data}
@@ -155,11 +165,8 @@ class Session:
             params["logger"] = logger_name
         await self.notify("notifications/message", params, related_to)
 
-    async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None,
-                  meta: dict[str, Any] | None) -> Any:
-        """A server-to-client request, shaped for the version in use."""
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
-            return await modern.ask(self, method, params, related_to, meta)
+    async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None) -> Any:
+        """A server-to-client request (handshake era), shaped for the negotiated version."""
         if method == "elicitation/create" and not at_least(self.version or "", "2025-11-25"):
             params = {k: v for k, v in params.items() if k != "mode"}
         return await self.dispatcher.request(method, params, timeout=timeout, related_to=related_to)

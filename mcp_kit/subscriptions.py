@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -94,7 +95,7 @@ class SubscriptionHub:
             if match:
                 scope = anyio.CancelScope()
                 self._running[uri] = scope
-                self._task_group.start_soon(self._watch, scope, uri, fn, match.groupdict())
+                self._task_group.start_soon(self._watch, scope, uri, fn, {k: unquote(v) for k, v in match.groupdict().items()})
                 return
 
     async def _watch(self, scope: anyio.CancelScope, uri: str, fn: Watcher, variables: dict[str, Any]) -> None:

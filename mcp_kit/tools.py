@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from .content import dump_model, error_result, tool_result
 from .errors import ToolError, invalid_params
+from .jsonrpc import JSONRPCError
 from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
 from .versions import shape_tool
 
@@ -150,6 +151,15 @@ class ToolRegistry:
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self._tools.values())
 
+    def param_headers(self, name: str) -> dict[str, str]:
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (`x-mcp-header` in its schema)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return {}
+        properties = tool.signature.input_schema.get("properties", {})
+        return {arg: str(spec["x-mcp-header"]) for arg, spec in properties.items()
+                if isinstance(spec, dict) and "x-mcp-header" in spec}
+
     def names(self) -> list[str]:
         return list(self._tools)
 
@@ -178,8 +188,8 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
             value = await anyio.to_thread.run_sync(_call_sync, tool.fn, kwargs)
     except ToolError as exc:
         return error_result(str(exc))
-    except anyio.get_cancelled_exc_class():
-        raise
+    except (anyio.get_cancelled_exc_class(), JSONRPCError):
+        raise  # cancellation, and protocol errors the tool chose to raise (e.g. a missing client capability)
     except Exception as exc:
         logger.exception("tool %s raised", tool.name)
         return error_result(f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}")

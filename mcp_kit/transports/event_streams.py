@@ -49,13 +49,21 @@ class EventStream:
         self._wake()
 
     def close_connection(self) -> None:
-        """Ask the current consumer to end its HTTP response now (the client resumes with GET)."""
+        """Ask the consumer to end its HTTP response after what is already queued (the client resumes with GET).
+
+        The request is honoured once, by the consumer attached now or by the next one.
+        """
         self.closed_by_server = True
         self._wake()
 
     def _wake(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
+
+    async def wait_for_event(self) -> None:
+        """Return once the stream has an event or is finished."""
+        while not self.events and not self.finished:
+            await self._changed.wait()
 
     def index_after(self, event_id: str | None) -> int:
         """The absolute position just after `event_id` (the start when it is unknown)."""
@@ -72,7 +80,6 @@ class EventStream:
 
     async def follow(self, start: int = 0) -> AsyncIterator[Event]:
         """Yield events from absolute position `start`, waiting for more until finished or closed by the server."""
-        self.closed_by_server = False
         position = max(start, self.dropped)
         self.consumers += 1
         try:
@@ -81,7 +88,10 @@ class EventStream:
                     event = self.events[max(position - self.dropped, 0)]
                     position = max(position, self.dropped) + 1
                     yield event
-                if self.finished or self.closed_by_server:
+                if self.finished:
+                    return
+                if self.closed_by_server:
+                    self.closed_by_server = False
                     return
                 await self._changed.wait()
         finally:

@@ -44,6 +44,7 @@ from ..jsonrpc import (
 )
 from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
 from .event_streams import EventStream, SessionStreams
+from .http_modern import carries_envelope, handle_modern
 from .http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
 logger = logging.getLogger("mcp_kit.http")
@@ -77,7 +78,7 @@ class HttpOptions:
     session_ttl: float = 3600.0
     max_sessions: int = 1000
     retry_ms: int = 1000
-    modern_handler: Callable[..., Any] | None = None
+    param_headers: Callable[[str], dict[str, str]] | None = None  # tool -> {argument: Mcp-Param-* suffix}
 
 
 class StreamableWriter:
@@ -214,11 +215,12 @@ class HttpTransport:
     async def mcp_endpoint(self, request: HTTPRequest) -> HTTPResponse:
         started = time.perf_counter()
         version = request.headers.get(VERSION_HEADER)
-        if version is not None and version not in ALL_VERSIONS:
+        if version in MODERN_VERSIONS or (version is not None and version not in ALL_VERSIONS
+                                          and await self._carries_envelope(request)):
+            response = await handle_modern(self, request)
+        elif version is not None and version not in ALL_VERSIONS:
             response = _error(400, INVALID_REQUEST,
                               f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
-        elif version in MODERN_VERSIONS and self.options.modern_handler is not None:
-            response = await self.options.modern_handler(self, request)
         elif request.method == "POST":
             response = await self._post(request)
         elif request.method == "GET":
@@ -230,6 +232,15 @@ class HttpTransport:
         logger.info("%s /mcp %s %d %.1f ms", request.method, getattr(request.state, "rpc_method", "-"),
                     response.status_code, (time.perf_counter() - started) * 1000)
         return response
+
+    @staticmethod
+    async def _carries_envelope(request: HTTPRequest) -> bool:
+        if request.method != "POST":
+            return False
+        try:
+            return carries_envelope(decode_message(await request.body()))
+        except BodyTooLarge:
+            return False
 
     def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
@@ -257,6 +268,8 @@ class HttpTransport:
             status = 400
             return JSONResponse({"jsonrpc": "2.0", "id": decoded.error.id,
                                  "error": {"code": decoded.error.code, "message": decoded.error.message}}, status_code=status)
+        if carries_envelope(decoded):  # a stateless-era request without its version header
+            return await handle_modern(self, request)
         items = decoded.items if isinstance(decoded, Batch) else [decoded]
         requests = [item for item in items if isinstance(item, Request)]
         request.state.rpc_method = ",".join(r.method for r in requests) or "-"
@@ -284,8 +297,11 @@ class HttpTransport:
             return HTTPResponse(status_code=202)
         stream = writer.streams.open()
         writer.bind([r.id for r in requests], stream)
+        json_reply = self.options.json_response or not _accepts(request, "text/event-stream")
+        if not json_reply and at_least(connection.version or "", "2025-11-25"):
+            stream.append(b"")  # the priming event: an id to resume from before anything else happens
         await connection.dispatcher.feed(decoded)
-        if self.options.json_response or not _accepts(request, "text/event-stream"):
+        if json_reply:
             return await self._json_reply(stream, writer, headers, isinstance(decoded, Batch))
         return self._sse_reply(stream, writer, headers, connection, start=0)
 
@@ -303,15 +319,12 @@ class HttpTransport:
 
     def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
                    connection: Connection, start: int) -> HTTPResponse:
-        prime = at_least(connection.version or "", "2025-11-25")
-
         async def events() -> AsyncIterator[ServerSentEvent]:
-            if prime and start == 0:
-                primer = stream.append(b"")
-                yield ServerSentEvent(id=primer.id, data="", retry=self.options.retry_ms)
             async for event in stream.follow(start):
                 if event.data:
                     yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
+                else:  # priming event: empty data, and how long to wait before resuming
+                    yield ServerSentEvent(id=event.id, data="", retry=self.options.retry_ms)
             writer.streams.discard_delivered(stream)
 
         return EventSourceResponse(events(), headers={**headers, "Cache-Control": "no-cache, no-transform"},

@@ -57,7 +57,7 @@ class JsonFetcher:
         attempts = self.retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return await self._get_once(source, url, params, headers, attempt, attempts)
+                return await self._get_once(source, url, params, headers, attempts)
             except (SourceTimeout, SourceUnavailable) as error:
                 if attempt == attempts:
                     raise
@@ -67,8 +67,9 @@ class JsonFetcher:
         raise AssertionError("unreachable")
 
     async def _get_once(
-        self, source: str, url: str, params: Mapping[str, Any], headers: Mapping[str, str] | None, attempt: int, attempts: int
+        self, source: str, url: str, params: Mapping[str, Any], headers: Mapping[str, str] | None, attempts: int
     ) -> Any:
+        """One GET; failures leave as SourceTimeout / SourceUnavailable (retryable) or SourceRejected."""
         tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
         try:
             response = await self.client.get(url, params=dict(params), headers=dict(headers or {}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -47,6 +48,10 @@ class LiveProvider:
     async def aclose(self) -> None:
         """Close the shared HTTP client."""
         await self.client.aclose()
+
+    def now(self) -> datetime:
+        """Wall-clock time, UTC."""
+        return datetime.now(timezone.utc)
 
     async def _geocode(self, name: str, count: int) -> list[Place]:
         params = {"name": name, "count": count, "language": "en", "format": "json"}

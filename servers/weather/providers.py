@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from .live_provider import LiveProvider
@@ -27,6 +28,8 @@ class WeatherProvider(Protocol):
     async def forecast(self, place: Place, days: int, unit: Unit, hours: int = 0) -> Forecast: ...
 
     async def alerts(self, *, place: Place | None = None, state_code: str | None = None) -> list[Alert]: ...
+
+    def now(self) -> datetime: ...
 
     async def aclose(self) -> None: ...
 

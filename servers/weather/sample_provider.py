@@ -43,6 +43,10 @@ class SampleProvider:
     async def aclose(self) -> None:
         """Nothing to release."""
 
+    def now(self) -> datetime:
+        """The provider's current time (the injected clock)."""
+        return self.clock()
+
     def _city(self, place: Place) -> City:
         for city in self.gazetteer.cities:
             if city.place == place or (city.place.latitude, city.place.longitude) == (place.latitude, place.longitude):

@@ -1,0 +1,170 @@
+"""Streamable HTTP in the 2026-07-28 (stateless) shape, on the same `/mcp` endpoint.
+
+Chosen by the `MCP-Protocol-Version` header (or by a body that carries the stateless envelope).
+POST only; each request stands alone on a short-lived connection (a session id, if sent, is
+ignored). The `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers must agree with the body
+(-32020, HTTP 400). The reply is JSON when the answer is the first thing ready, an SSE stream
+when notifications come first (progress, `subscriptions/listen`); closing that stream cancels
+the request.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse, Response as HTTPResponse
+
+from ..jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Batch,
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    Response,
+    decode_message,
+)
+from ..versions import MODERN_VERSIONS
+from .http_security import BodyTooLarge
+
+if TYPE_CHECKING:
+    from .http import HttpTransport
+
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_BASE64_WRAPPED = re.compile(r"^=\?base64\?(.*)\?=$")
+_STATUS = {METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, HEADER_MISMATCH: 400,
+           -32021: 400, UNSUPPORTED_VERSION: 400}
+
+ParamHeaders = Callable[[str], dict[str, str]]  # tool name -> {argument: header suffix}
+
+
+def carries_envelope(body: Any) -> bool:
+    return isinstance(body, Request) and isinstance((body.params or {}).get("_meta"), dict) and \
+        VERSION_META in (body.params or {})["_meta"]
+
+
+def _rpc_error(request_id: Any, code: int, message: str, data: Any = None, status: int | None = None) -> HTTPResponse:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status or _STATUS.get(code, 200))
+
+
+def decode_param_header(value: str) -> str | None:
+    """An `Mcp-Param-*` value: literal, or `=?base64?...?=` (None when that wrapper is malformed)."""
+    match = _BASE64_WRAPPED.match(value)
+    if not match:
+        return value
+    try:
+        return base64.b64decode(match.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHeaders | None) -> str | None:
+    """Why the headers disagree with the body, or None when they agree."""
+    method_header = request.headers.get("mcp-method")
+    if method_header is None:
+        return "the Mcp-Method header is required"
+    if method_header.strip() != message.method:
+        return f"Mcp-Method header {method_header!r} does not match the body's method {message.method!r}"
+    params = message.params or {}
+    meta_version = (params.get("_meta") or {}).get(VERSION_META)
+    header_version = request.headers.get("mcp-protocol-version")
+    if header_version is not None and meta_version is not None and header_version != meta_version:
+        return f"MCP-Protocol-Version header {header_version!r} does not match _meta protocolVersion {meta_version!r}"
+    named_by = NAMED_BY.get(message.method)
+    if named_by is not None:
+        name_header = request.headers.get("mcp-name")
+        if name_header is None:
+            return f"the Mcp-Name header is required for {message.method}"
+        if name_header.strip() != str(params.get(named_by, "")):
+            return f"Mcp-Name header {name_header.strip()!r} does not match the body's {named_by} {params.get(named_by)!r}"
+    if message.method == "tools/call" and param_headers is not None:
+        arguments = params.get("arguments") or {}
+        for argument, suffix in param_headers(str(params.get("name", ""))).items():
+            if argument not in arguments:
+                continue
+            raw = request.headers.get(f"mcp-param-{suffix.lower()}")
+            if raw is None:
+                return f"the Mcp-Param-{suffix} header is required (it mirrors argument '{argument}')"
+            decoded = decode_param_header(raw.strip())
+            if decoded is None:
+                return f"the Mcp-Param-{suffix} header has a malformed base64 value"
+            if decoded != str(arguments[argument]):
+                return f"the Mcp-Param-{suffix} header does not match argument '{argument}'"
+    return None
+
+
+async def handle_modern(transport: HttpTransport, request: HTTPRequest) -> HTTPResponse:
+    """Serve one stateless-era HTTP request."""
+    if request.method != "POST":
+        return HTTPResponse(status_code=405, headers={"Allow": "POST"})
+    if "application/json" not in request.headers.get("content-type", ""):
+        return _rpc_error(None, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json", status=415)
+    try:
+        body = await request.body()
+    except BodyTooLarge as exc:
+        return _rpc_error(None, INVALID_REQUEST, str(exc), status=413)
+    message = decode_message(body)
+    if isinstance(message, InvalidMessage):
+        assert message.error is not None
+        return _rpc_error(message.error.id, message.error.code, message.error.message, status=400)
+    if isinstance(message, Batch):
+        return _rpc_error(None, INVALID_REQUEST, "Invalid Request: protocol 2026-07-28 has no batches", status=400)
+    if isinstance(message, (Notification, Response, ErrorResponse)):
+        return HTTPResponse(status_code=202)
+    request.state.rpc_method = message.method
+    mismatch = check_headers(request, message, transport.options.param_headers)
+    if mismatch:
+        return _rpc_error(message.id, HEADER_MISMATCH, f"Header mismatch: {mismatch}")
+    header_version = request.headers.get("mcp-protocol-version")
+    if header_version is not None and header_version not in MODERN_VERSIONS:
+        return _rpc_error(message.id, UNSUPPORTED_VERSION, f"Unsupported protocol version {header_version!r}",
+                          {"supported": list(MODERN_VERSIONS), "requested": header_version})
+    return await _run(transport, request, message)
+
+
+async def _run(transport: HttpTransport, http_request: HTTPRequest, message: Request) -> HTTPResponse:
+    from .http import StreamableWriter
+
+    writer = StreamableWriter()
+    connection = transport.factory(writer, transport.task_group, None)
+    stream = writer.streams.open()
+    writer.bind([message.id], stream)
+    await connection.dispatcher.feed(message)
+    await stream.wait_for_event()
+    if stream.finished and len(stream.events) == 1:  # the answer came first: a plain JSON reply
+        connection.close()
+        return _json_answer(stream.events[0].data)
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        try:
+            async for event in stream.follow():
+                yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
+        finally:
+            if not stream.finished:
+                connection.dispatcher.cancel(message.id)  # the client closed the stream: stop the work
+            connection.close()
+
+    return EventSourceResponse(events(), ping=15, sep="\n", headers={"Cache-Control": "no-cache, no-transform"})
+
+
+def _json_answer(data: bytes) -> HTTPResponse:
+    answer = decode_message(data)
+    status = _STATUS.get(answer.code, 200) if isinstance(answer, ErrorResponse) else 200
+    return HTTPResponse(data, status_code=status, media_type="application/json")
+
+
+__all__ = ["carries_envelope", "check_headers", "decode_param_header", "handle_modern"]

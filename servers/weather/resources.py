@@ -1,0 +1,110 @@
+"""Resource templates, the current-conditions watcher and completion of {city} and {date}."""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, timedelta
+from urllib.parse import unquote
+from zoneinfo import ZoneInfo
+
+import anyio
+from mcp_kit import MCPError, MCPServer, ResourceNotFound
+
+from .errors import PlaceNotFound, WeatherError
+from .models import CurrentWeather, Forecast, Place
+from .places import bundled_gazetteer
+from .providers import WeatherProvider
+
+logger = logging.getLogger(__name__)
+
+CURRENT = "weather://current/{city}"
+FORECAST = "weather://forecast/{city}/{date}"
+INTERNAL_ERROR = -32603
+
+
+def local_today(provider: WeatherProvider, place: Place | None) -> date:
+    """Today's date where the place is (UTC when unknown)."""
+    zone = ZoneInfo(place.timezone) if place and place.timezone else ZoneInfo("UTC")
+    return provider.now().astimezone(zone).date()
+
+
+def parse_date(text: str, today: date) -> date:
+    """'YYYY-MM-DD', 'today' or 'tomorrow' -> a date; ValueError otherwise."""
+    words = {"today": today, "tomorrow": today + timedelta(days=1)}
+    return words.get(text.strip().lower()) or date.fromisoformat(text.strip())
+
+
+def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interval: float) -> None:
+    """Add the templates, the watcher and the completions to app."""
+    gazetteer = bundled_gazetteer()
+
+    async def resolve(uri: str, city: str) -> Place:
+        try:
+            return (await provider.resolve(city)).place
+        except PlaceNotFound as error:
+            raise ResourceNotFound(uri, str(error)) from error
+        except WeatherError as error:
+            raise MCPError(INTERNAL_ERROR, str(error)) from error
+
+    @app.resource(CURRENT, name="current-weather", title="Current weather in a city", mime_type="application/json")
+    async def current_weather(city: str) -> CurrentWeather:
+        """Current conditions in a city (°C, km/h, mm), e.g. weather://current/Paris or weather://current/北京.
+        Subscribe to get notifications/resources/updated whenever the observation changes."""
+        uri = f"weather://current/{city}"
+        place = await resolve(uri, city)
+        try:
+            return await provider.current(place, "celsius")
+        except WeatherError as error:
+            raise MCPError(INTERNAL_ERROR, str(error)) from error
+
+    @app.resource(FORECAST, name="daily-forecast", title="A city's forecast for one day", mime_type="application/json")
+    async def daily_forecast(city: str, date: str) -> Forecast:
+        """The forecast for one local date (YYYY-MM-DD, 'today' or 'tomorrow'; up to 15 days ahead)
+        in °C, e.g. weather://forecast/Tokyo/2026-07-16."""
+        uri = f"weather://forecast/{city}/{date}"
+        place = await resolve(uri, city)
+        today = local_today(provider, place)
+        try:
+            wanted = parse_date(date, today)
+        except ValueError:
+            raise ResourceNotFound(uri, f"'{date}' is not a date: use YYYY-MM-DD, 'today' or 'tomorrow'.") from None
+        if not today <= wanted < today + timedelta(days=16):
+            raise ResourceNotFound(uri, f"{wanted} is outside the forecast range {today} to {today + timedelta(days=15)}.")
+        try:
+            forecast = await provider.forecast(place, (wanted - today).days + 1, "celsius")
+        except WeatherError as error:
+            raise MCPError(INTERNAL_ERROR, str(error)) from error
+        day = [d for d in forecast.daily if d.date == wanted.isoformat()]
+        if not day:
+            raise ResourceNotFound(uri, f"The source has no forecast for {wanted}.")
+        return forecast.model_copy(update={"daily": day})
+
+    @app.watcher(CURRENT)
+    async def watch_current(uri: str, city: str) -> None:
+        """While subscribed: poll the provider and notify when the observation changes."""
+        name = unquote(city)
+        place: Place | None = None
+        last: CurrentWeather | None = None
+        while True:
+            try:
+                place = place or (await provider.resolve(name)).place
+                now = await provider.current(place, "celsius")
+                if last is not None and now != last:
+                    app.notify_resource_updated(uri)
+                last = now
+            except WeatherError as error:
+                logger.warning("watching %s: %s", uri, error)
+            await anyio.sleep(poll_interval)
+
+    def complete_city(value: str, context: dict[str, str]) -> list[str]:
+        return gazetteer.complete(value)
+
+    def complete_date(value: str, context: dict[str, str]) -> list[str]:
+        found = gazetteer.lookup(context.get("city", "")) if context.get("city") else []
+        today = local_today(provider, found[0].place if found else None)
+        dates = ["today", "tomorrow"] + [(today + timedelta(days=i)).isoformat() for i in range(16)]
+        return [d for d in dates if d.startswith(value.strip().lower())]
+
+    app.completion(ref=CURRENT, argument="city")(complete_city)
+    app.completion(ref=FORECAST, argument="city")(complete_city)
+    app.completion(ref=FORECAST, argument="date")(complete_date)

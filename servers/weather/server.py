@@ -1,0 +1,48 @@
+"""build_server(provider): the weather MCP server wired to a WeatherProvider."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from mcp_kit import MCPServer
+
+from .prompts import register_prompts
+from .providers import WeatherProvider
+from .resources import register_resources
+from .tools import register_tools
+
+INSTRUCTIONS = """\
+Weather for any city in the world: current conditions (get_weather), daily and hourly forecasts up to
+16 days (get_forecast), active US weather alerts (get_alerts) and place lookup (search_location).
+City names may be given in English or Chinese and may carry a country or US state: "Paris",
+"Paris, FR", "北京", "San Francisco, CA". Every result states its units, the place it resolved to and
+its data source. When a name is ambiguous the result's "note" says which place was chosen.
+For several cities, call the tools in parallel.
+Resources: weather://current/{city} (subscribable: updates when the observation changes) and
+weather://forecast/{city}/{date} (date YYYY-MM-DD, "today" or "tomorrow")."""
+
+DEFAULT_POLL_INTERVAL = 300.0
+
+
+def build_server(provider: WeatherProvider, *, poll_interval: float = DEFAULT_POLL_INTERVAL) -> MCPServer:
+    """A weather server answering from `provider`; subscriptions poll it every `poll_interval` seconds."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: MCPServer) -> AsyncIterator[WeatherProvider]:
+        try:
+            yield provider
+        finally:
+            await provider.aclose()
+
+    app = MCPServer(
+        "weather",
+        version="1.0.0",
+        title="Weather (Open-Meteo, NWS alerts)",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+    )
+    register_tools(app, provider)
+    register_resources(app, provider, poll_interval=poll_interval)
+    register_prompts(app, provider)
+    return app
