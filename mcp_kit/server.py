@@ -15,6 +15,7 @@ bytes or streams.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -80,6 +81,7 @@ class MCPServer:
         self.lifespan_state: Any = None
         self._lifespan = lifespan
         self._running = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ registration
 
@@ -223,10 +225,31 @@ class MCPServer:
     # ------------------------------------------------------------------ notifications
 
     def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to `uri` that it changed (`notifications/resources/updated`)."""
-        self.hub.publish(uri)
+        """Tell every client subscribed to `uri` that it changed (`notifications/resources/updated`).
+
+        Safe to call from the event loop and from any thread (sync tools run in worker threads).
+        """
+        self._on_loop(self.hub.publish, uri)
+
+    def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn` now when on the server's event loop, else schedule it there thread-safely."""
+        loop = self._loop
+        if loop is None:
+            fn(*args)
+            return
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if current is loop:
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
 
     def _list_changed(self, kind: str) -> None:
+        self._on_loop(self._send_list_changed, kind)
+
+    def _send_list_changed(self, kind: str) -> None:
         for session in list(self.sessions):
             if session.initialized:
                 session.post(f"notifications/{kind}/list_changed")
@@ -253,6 +276,7 @@ class MCPServer:
                 self._running -= 1
             return
         self._running = 1
+        self._loop = asyncio.get_running_loop()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self._lifespan is not None:
@@ -266,6 +290,7 @@ class MCPServer:
                         tg.cancel_scope.cancel()
         finally:
             self._running = 0
+            self._loop = None
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app)."""

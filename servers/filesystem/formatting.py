@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from .operations import Entry, Walk
 
 UNITS = ("B", "KB", "MB", "GB", "TB")
@@ -57,19 +55,3 @@ def sized_listing_text(walk: Walk, sort_by: str) -> str:
         f"Combined size: {format_size(sum(e.size for e in files))}",
     ]
     return _with_note(lines, walk)
-
-
-def tree_text(walk: Walk) -> str:
-    """The tree as indented JSON, followed by a note when truncated."""
-    return _with_note([json.dumps(walk.entries, indent=2, ensure_ascii=False)], walk)
-
-
-def search_text(walk: Walk) -> str:
-    """Matching paths, one a line, or `No matches found`."""
-    lines = [str(path) for path in walk.entries] or ["No matches found"]
-    return _with_note(lines, walk)
-
-
-def info_text(info: dict[str, object]) -> str:
-    """`key: value` lines."""
-    return "\n".join(f"{key}: {value}" for key, value in info.items())

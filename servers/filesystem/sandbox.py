@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AccessDenied, describe
+from .uris import path_from_file_uri
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -175,8 +176,6 @@ class Sandbox:
             )
         path = requested
         if path.startswith("file://"):
-            from .uris import path_from_file_uri
-
             path = path_from_file_uri(path) or path
         if path.startswith("~"):
             path = os.path.expanduser(path)

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx
 
-from servers.stock.errors import RateLimited, SourceTimeout, SourceUnavailable
+from servers.stock.errors import ProviderError, RateLimited, SourceTimeout, SourceUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,8 @@ class JsonFetcher:
     async def get_json(
         self, url: str, *, source: str, params: dict[str, Any] | None = None, headers: dict[str, str] | None = None
     ) -> JsonResponse:
-        failure: Exception | None = None
+        failure: ProviderError | None = None
+        attempt = 0
         for attempt in range(self.max_attempts):
             if attempt:
                 delay = min(self.backoff_cap, self.backoff_base * 2 ** (attempt - 1))

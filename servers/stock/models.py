@@ -27,8 +27,9 @@ class Quote(BaseModel):
     name: str | None = None
     price: float
     currency: str | None = None
-    change: float | None = Field(None, description="price - previous_close")
-    change_percent: float | None = Field(None, description="change / previous_close * 100, rounded to 2 decimals")
+    change: float | None = Field(default=None, description="price - previous_close")
+    change_percent: float | None = Field(
+        default=None, description="change / previous_close * 100, rounded to 2 decimals")
     previous_close: float | None = None
     day_high: float | None = None
     day_low: float | None = None
@@ -73,16 +74,16 @@ class LineItem(BaseModel):
     label: str = Field(description="Human label, e.g. the XBRL concept label")
     value: float
     unit: str = Field(description="Unit of value, e.g. 'USD', 'USD/share', 'shares'")
-    concept: str | None = Field(None, description="Source concept (XBRL tag) or 'computed'")
+    concept: str | None = Field(default=None, description="Source concept (XBRL tag) or 'computed'")
 
 
 class FiscalPeriod(BaseModel):
     """The figures of one fiscal period (or one balance-sheet date)."""
 
     fiscal_label: str = Field(description="e.g. 'FY2024' or 'Q1 FY2025'")
-    start: str | None = Field(None, description="Period start (YYYY-MM-DD); null for balance-sheet dates")
+    start: str | None = Field(default=None, description="Period start (YYYY-MM-DD); null for balance-sheet dates")
     end: str = Field(description="Period end or balance-sheet date (YYYY-MM-DD)")
-    form: str | None = Field(None, description="Filing the figures come from, e.g. 10-K")
+    form: str | None = Field(default=None, description="Filing the figures come from, e.g. 10-K")
     filed: str | None = None
     items: list[LineItem]
 
@@ -119,7 +120,7 @@ class Valuation(BaseModel):
     currency: str | None = None
     eps_diluted_ttm: float | None = None
     eps_basis: str | None = None
-    pe_ratio: float | None = Field(None, description="price / eps_diluted_ttm, rounded to 2 decimals")
+    pe_ratio: float | None = Field(default=None, description="price / eps_diluted_ttm, rounded to 2 decimals")
     not_computed: list[str] = Field(default_factory=list, description="What could not be computed, and why")
     sources: list[str] = Field(default_factory=list)
 
@@ -148,3 +149,4 @@ class TickerSearch(BaseModel):
     query: str
     matches: list[TickerMatch]
     source: str
+    as_of: str = Field(description="Date of the ticker list searched (YYYY-MM-DD)")

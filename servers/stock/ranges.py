@@ -36,6 +36,8 @@ def resolve_range(
     """(first_day, last_day) inclusive, or RangeError explaining what is wrong."""
     if period is not None and (start is not None or end is not None):
         raise RangeError("Give either 'period' or 'start'/'end', not both.")
+    if start is None and end is not None:
+        raise RangeError("'end' needs a 'start' date too (or use 'period' for a range ending today).")
     if period is None and start is None:
         period = "1mo"
     if period is not None:
@@ -49,12 +51,12 @@ def resolve_range(
     else:
         assert start is not None
         first, last = start, end or today
+        if first > today:
+            raise RangeError(f"'start' ({first.isoformat()}) is in the future; today is {today.isoformat()}.")
         if first > last:
             raise RangeError(
                 f"'start' ({first.isoformat()}) is after 'end' ({last.isoformat()}); swap them or fix one."
             )
-        if first > today:
-            raise RangeError(f"'start' ({first.isoformat()}) is in the future; today is {today.isoformat()}.")
         last = min(last, today)
     _check_interval(today, first, last, interval)
     return first, last

@@ -135,28 +135,33 @@ class TickWalk:
     def ticks_per_day(self) -> int:
         return max(1, int(86400 // self.tick_seconds))
 
-    def _price(self, day: date, tick: int, deviation: float) -> float:
+    def _day_path(self, day: date) -> tuple[float, float]:
+        """(previous close, log return of the day) that the ticks drift along."""
         prev_close = self.series.close(previous_business_day(day))
         day_return = math.log(self.series.close(day) / prev_close) if is_business_day(day) else 0.0
-        fraction = min(1.0, tick / self.ticks_per_day())
-        return prev_close * math.exp(day_return * fraction + deviation)
+        return prev_close, day_return
 
     def at(self, now: datetime) -> tuple[float, float, float, datetime]:
         """(price, day_high, day_low, tick_time) at UTC time `now`."""
         day = now.date()
         midnight = datetime.combine(day, time(), tzinfo=timezone.utc)
         tick = int((now - midnight).total_seconds() // self.tick_seconds)
+        prev_close, day_return = self._day_path(day)
+        per_tick = day_return / self.ticks_per_day()
         state = self._state
         if state is None or state.day != day or state.tick > tick:
-            first = self._price(day, 0, 0.0)
             rng = random.Random(f"{self.series.ticker}|ticks|{day.toordinal()}|{self.tick_seconds}")
-            state = TickState(day, 0, 0.0, first, first, rng)
-        while state.tick < tick:
-            state.tick += 1
-            state.deviation = state.deviation * (1 - TICK_REVERSION) + state.rng.gauss(0, TICK_SIGMA)
-            price = self._price(day, state.tick, state.deviation)
-            state.high = max(state.high, price)
-            state.low = min(state.low, price)
+            state = TickState(day, 0, 0.0, prev_close, prev_close, rng)
+        gauss, deviation, high, low = state.rng.gauss, state.deviation, state.high, state.low
+        for step in range(state.tick + 1, tick + 1):
+            deviation = deviation * (1 - TICK_REVERSION) + gauss(0, TICK_SIGMA)
+            price = prev_close * math.exp(per_tick * step + deviation)
+            if price > high:
+                high = price
+            elif price < low:
+                low = price
+        state.tick, state.deviation, state.high, state.low = tick, deviation, high, low
         self._state = state
         tick_time = midnight + timedelta(seconds=tick * self.tick_seconds)
-        return self._price(day, tick, state.deviation), state.high, state.low, tick_time
+        price = prev_close * math.exp(per_tick * min(tick, self.ticks_per_day()) + deviation)
+        return price, high, low, tick_time

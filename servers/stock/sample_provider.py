@@ -11,11 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from servers.stock.errors import NoData, UnknownTicker
-from servers.stock.models import (
-    Company, EarningsFigure, FinancialStatement, Interval, PriceBar, PriceHistory, Quote,
-    StatementPeriod, StatementType,
-)
 from servers.stock.matching import normalize_ticker
+from servers.stock.models import (
+    Company,
+    EarningsFigure,
+    FinancialStatement,
+    Interval,
+    PriceBar,
+    PriceHistory,
+    Quote,
+    StatementPeriod,
+    StatementType,
+)
 from servers.stock.ranges import limit_bars
 from servers.stock.sample_prices import NEW_YORK, DailySeries, TickWalk, business_days, previous_business_day
 from servers.stock.sample_statements import statement_periods

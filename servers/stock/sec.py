@@ -172,13 +172,15 @@ def trailing_eps(facts: dict[str, Any]) -> EarningsFigure | None:
     if not annual:
         return None
     year = annual[-1]
-    after = [f for f in eps.values() if _near(f.start, year.end + timedelta(days=1)) and f.end > year.end]
+    durations = [(f.start, f) for f in eps.values() if f.start is not None]
+    after = [f for start, f in durations if _near(start, year.end + timedelta(days=1)) and f.end > year.end]
     original = first_filed[(year.start, year.end)]
     fy_label = f"FY{original.fy}" if original.fp == "FY" and original.fy else f"fiscal year ending {year.end}"
     if after:
         ytd = max(after, key=lambda f: f.end)
-        earlier = [f for f in eps.values() if _near(f.end, ytd.end - timedelta(days=364))
-                   and _near(f.start, ytd.start - timedelta(days=364))]
+        ytd_start = ytd.start or ytd.end
+        earlier = [f for start, f in durations if _near(f.end, ytd.end - timedelta(days=364))
+                   and _near(start, ytd_start - timedelta(days=364))]
         if earlier:
             prior = earlier[0]
             return EarningsFigure(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from datetime import date, timedelta
-from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 import anyio
@@ -82,7 +81,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
     @app.watcher(CURRENT)
     async def watch_current(uri: str, city: str) -> None:
         """While subscribed: poll the provider and notify when the observation changes."""
-        name = unquote(city)
+        name = city  # mcp_kit hands watchers decoded variables
         place: Place | None = None
         last: CurrentWeather | None = None
         while True:

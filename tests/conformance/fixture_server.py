@@ -318,26 +318,26 @@ def _register_stateless_era_tools(app: MCPServer) -> None:
     @app.tool
     async def test_input_required_result_elicitation(ctx: Context) -> str:
         """Asks for the user's name, then greets them."""
-        result = await ctx.elicit("What is your name?", schema=NAME_SCHEMA)
+        result = await ctx.elicit("What is your name?", schema=NAME_SCHEMA, key="user_name")
         return f"Hello, {(result.content or {}).get('name')}!"
 
     @app.tool
     async def test_input_required_result_sampling(ctx: Context) -> str:
         """Asks the client's model for the capital of France."""
-        result = await ctx.sample("What is the capital of France?", max_tokens=100)
+        result = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
         return f"Model said: {getattr(result.content, 'text', '')}"
 
     @app.tool
     async def test_input_required_result_list_roots(ctx: Context) -> str:
         """Lists the client's roots."""
-        roots = await ctx.list_roots()
+        roots = await ctx.list_roots(key="client_roots")
         return "Roots: " + ", ".join(str(root.uri) for root in roots)
 
     @app.tool
     async def test_input_required_result_request_state(ctx: Context) -> str:
         """Asks for a confirmation; the answer arrives with the echoed request state."""
         result = await ctx.elicit("Please confirm", schema={
-            "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
+            "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}, key="confirm")
         return f"state-ok: confirmed={(result.content or {}).get('ok')}"
 
     @app.tool
@@ -362,16 +362,16 @@ def _register_stateless_era_tools(app: MCPServer) -> None:
     @app.tool
     async def test_input_required_result_multi_round(ctx: Context) -> str:
         """Asks two questions one after the other."""
-        name = await ctx.elicit("Step 1: What is your name?", schema=NAME_SCHEMA)
+        name = await ctx.elicit("Step 1: What is your name?", schema=NAME_SCHEMA, key="step1")
         color = await ctx.elicit("Step 2: What is your favorite color?", schema={
-            "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]})
+            "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}, key="step2")
         return f"{(name.content or {}).get('name')} likes {(color.content or {}).get('color')}"
 
     @app.tool
     async def test_input_required_result_tampered_state(ctx: Context) -> str:
         """Asks for a confirmation; a forged request state must be refused."""
         result = await ctx.elicit("Please confirm", schema={
-            "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]})
+            "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}, key="confirm")
         return f"confirmed={(result.content or {}).get('ok')}"
 
     @app.tool
@@ -441,7 +441,7 @@ def _register_prompts(app: MCPServer) -> None:
     async def test_input_required_result_prompt(ctx: Context) -> str:
         """A prompt that first asks the user for context (SEP-2322)."""
         answer = await ctx.elicit("What context should the prompt use?", schema={
-            "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]})
+            "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}, key="user_context")
         return f"Use this context: {(answer.content or {}).get('context')}"
 
     @app.completion(ref="test_prompt_with_arguments", argument="arg1")

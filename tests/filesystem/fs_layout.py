@@ -1,12 +1,10 @@
-"""Shared fixture for the filesystem server tests: an allowed root beside things that must stay out of reach."""
+"""Shared test data for the filesystem server tests: an allowed root beside things that must stay out of reach."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 SECRET = "TOP SECRET CONTENT - must never be shown"
 
@@ -21,8 +19,8 @@ class Layout:
     outside: Path
 
 
-@pytest.fixture
-def layout(tmp_path: Path) -> Layout:
+def make_layout(tmp_path: Path) -> Layout:
+    """Create the layout under `tmp_path`."""
     base = tmp_path.resolve()
     root, sibling, outside = base / "root", base / "root_evil", base / "outside"
     for directory in (root / "sub", sibling, outside / "sub"):

@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from fs_layout import SECRET, Layout, layout  # noqa: F401 (fixture)
+from fs_layout import SECRET, Layout
 
 from servers.filesystem import operations as ops
 from servers.filesystem.errors import AccessDenied, FilesystemError

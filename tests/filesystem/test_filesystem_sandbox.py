@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fs_layout import SECRET, Layout, layout  # noqa: F401 (fixture)
+from fs_layout import SECRET, Layout
 
 from servers.filesystem.errors import AccessDenied
 from servers.filesystem.sandbox import Sandbox

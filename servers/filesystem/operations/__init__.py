@@ -5,7 +5,7 @@ and is synchronous; the server runs them in worker threads.
 """
 
 from .editing import Edit, EditError, EditPlan, fenced, plan_edits
-from .reading import BinaryFileError, TextRead, file_info, guess_mime_type, read_bytes, read_text
+from .reading import BinaryFileError, TextRead, decode_utf8, file_info, guess_mime_type, read_bytes, read_text
 from .walking import Entry, Walk, directory_tree, list_directory, search
 from .writing import atomic_write, create_directory, move
 
@@ -19,6 +19,7 @@ __all__ = [
     "Walk",
     "atomic_write",
     "create_directory",
+    "decode_utf8",
     "directory_tree",
     "fenced",
     "file_info",

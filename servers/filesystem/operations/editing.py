@@ -80,10 +80,12 @@ def _ambiguous(number: int, label: str, lines: list[int]) -> EditError:
     )
 
 
-def _reindent(new_lines: list[str], old_first: str, file_first: str) -> list[str]:
-    old_base, file_base = _indent(old_first), _indent(file_first)
+def _reindent(new_lines: list[str], old_lines: list[str], file_lines: list[str]) -> list[str]:
+    """Give each new line the file's indentation of the matched line at the same position."""
     result = []
-    for line in new_lines:
+    for index, line in enumerate(new_lines):
+        pair = min(index, len(old_lines) - 1)
+        old_base, file_base = _indent(old_lines[pair]), _indent(file_lines[pair])
         if not line.strip():
             result.append("")
         elif line.startswith(old_base):
@@ -120,7 +122,7 @@ def apply_edit(content: str, edit: Edit, number: int, label: str) -> str:
     if len(starts) > 1:
         raise _ambiguous(number, label, [i + 1 for i in starts])
     first = starts[0]
-    replacement = _reindent(_lines_of(new) if new else [], old_lines[0], content_lines[first])
+    replacement = _reindent(_lines_of(new) if new else [], old_lines, content_lines[first : first + span])
     content_lines[first : first + span] = replacement
     return "\n".join(content_lines)
 

@@ -11,7 +11,7 @@ import mimetypes
 import os
 import stat
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import FilesystemError
@@ -142,7 +142,7 @@ def read_bytes(sp: SandboxedPath, limit: int) -> bytes:
 
 
 def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(timestamp, tz=UTC).isoformat()
 
 
 def file_info(sp: SandboxedPath) -> dict[str, object]:

@@ -10,10 +10,11 @@ entries, so a huge tree cannot make a call run for ever.
 from __future__ import annotations
 
 import os
-from collections import deque
 import stat
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import FilesystemError
 from ..globmatch import GlobPattern, any_match
@@ -38,7 +39,7 @@ class Entry:
 class Walk:
     """The entries a walk produced and whether it stopped early."""
 
-    entries: list = field(default_factory=list)
+    entries: list[Any] = field(default_factory=list)
     truncated: bool = False
     limit: int = 0
     visits_exhausted: bool = False
