@@ -5,7 +5,7 @@
 # Legs (each under `timeout`, results under conformance/results/<leg>/):
 #   http-0.1.16             conformance 0.1.16        --suite all
 #   http-0.2-2025-11-25     conformance 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
-#   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (opt-in: --with-2026)
+#   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (on by default; CONFORMANCE_WITH_2026=0 skips it)
 #   stdio-0.2-2025-11-25    the fixture over stdio behind `supergateway --stateful`
 #   stdio-0.1.16            idem with conformance 0.1.16
 #
@@ -16,7 +16,7 @@
 #                            `--transport http --host 127.0.0.1 --port N` or `--transport stdio`
 #                            (default: <python> tests/conformance/fixture_server.py)
 #   CONFORMANCE_LEG_TIMEOUT  seconds per leg (default 600)
-#   CONFORMANCE_WITH_2026=1  same as --with-2026
+#   CONFORMANCE_WITH_2026=0  skip the 2026-07-28 leg
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,7 +35,7 @@ READY_TIMEOUT=30
 if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON="python3"; fi
 SERVER_CMD="${CONFORMANCE_SERVER:-$PYTHON $ROOT/tests/conformance/fixture_server.py}"
 
-WITH_2026="${CONFORMANCE_WITH_2026:-0}"
+WITH_2026="${CONFORMANCE_WITH_2026:-1}"
 ONLY=()
 while [[ $# -gt 0 ]]; do
   case "$1" in

@@ -45,7 +45,7 @@ class CompletionRegistry:
         if inspect.iscoroutinefunction(fn):
             found = await fn(*args)
         else:
-            found = await anyio.to_thread.run_sync(lambda: fn(*args))
+            found = await anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True)
         if isinstance(found, Completion):
             return dump_model(found)
         values = [str(v) for v in (found or [])]

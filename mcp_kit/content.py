@@ -119,7 +119,9 @@ def content_block(item: Any) -> dict[str, Any] | None:
 def tool_result(value: Any, structured: bool, wrap_structured: bool = False) -> dict[str, Any]:
     """Normalise whatever a tool returned into a CallToolResult wire dict."""
     if isinstance(value, CallToolResult):
-        return dump_model(value)
+        result = dump_model(value)
+        result.pop("resultType", None)  # added per protocol version by the session
+        return result
     if value is None:
         return {"content": [], "isError": False}
     block = content_block(value)
@@ -129,7 +131,11 @@ def tool_result(value: Any, structured: bool, wrap_structured: bool = False) -> 
             result["structuredContent"] = {"result": value}
         return result
     if isinstance(value, (list, tuple)) and value and all(content_block(v) is not None for v in value):
-        return {"content": [content_block(v) for v in value], "isError": False}
+        result = {"content": [content_block(v) for v in value], "isError": False}
+        if structured:
+            data = to_jsonable(value)
+            result["structuredContent"] = {"result": data} if wrap_structured else data
+        return result
     data = to_jsonable(value)
     text = data if isinstance(data, str) else json_text(data)
     result = {"content": [{"type": "text", "text": text}], "isError": False}

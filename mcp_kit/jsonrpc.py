@@ -143,6 +143,10 @@ def parse_message(obj: Any) -> Message | InvalidMessage:
     msg_id = raw_id if _valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid(msg_id, 'the "jsonrpc" member must be exactly "2.0"')
+    error = obj.get("error")
+    if isinstance(error, dict) and "method" not in obj and "id" in obj and (raw_id is None or _valid_id(raw_id)):
+        # an error response; id null answers a request that could not be read (never answer it back)
+        return ErrorResponse(raw_id, error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data"))
     if "id" in obj and not _valid_id(raw_id):
         return _invalid(None, 'the "id" member must be a string or an integer')
     method = obj.get("method")
@@ -157,9 +161,6 @@ def parse_message(obj: Any) -> Message | InvalidMessage:
         return Notification(method, params)
     if "result" in obj and "id" in obj:
         return Response(raw_id, obj["result"])
-    error = obj.get("error")
-    if isinstance(error, dict) and "id" in obj:
-        return ErrorResponse(raw_id, error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data"))
     return _invalid(msg_id, 'a request needs a "method"; a response needs "result" or "error"')
 
 

@@ -71,9 +71,11 @@ async def render_prompt(entry: PromptEntry, arguments: dict[str, Any] | None, co
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs))
+        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs), abandon_on_cancel=True)
     if isinstance(value, GetPromptResult):
-        return dump_model(value)
+        result = dump_model(value)
+        result.pop("resultType", None)
+        return result
     items = value if isinstance(value, (list, tuple)) else [value]
     result: dict[str, Any] = {"messages": [prompt_message(item) for item in items]}
     if entry.description:

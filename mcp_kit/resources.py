@@ -146,7 +146,7 @@ async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> l
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs))
+        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs), abandon_on_cancel=True)
     return resource_contents(value, uri, entry.mime_type)
 
 

@@ -71,6 +71,7 @@ def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **opt
         if options:
             raise TypeError(f"stdio takes no options; got {', '.join(options)}")
         anyio.run(serve_stdio, app)
+        _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
         serve_http(app, log_level=log_level, **options)
     else:
@@ -101,3 +102,13 @@ def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log
     asgi = app.asgi(host=host, port=port, **options)
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
     uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on")
+
+
+def _exit_without_waiting_for_abandoned_threads() -> None:
+    """A sync tool still blocking a worker thread must not hold the process after the client left."""
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -185,7 +185,7 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
         if tool.is_async:
             value = await tool.fn(**kwargs)
         else:
-            value = await anyio.to_thread.run_sync(_call_sync, tool.fn, kwargs)
+            value = await anyio.to_thread.run_sync(_call_sync, tool.fn, kwargs, abandon_on_cancel=True)
     except ToolError as exc:
         return error_result(str(exc))
     except (anyio.get_cancelled_exc_class(), JSONRPCError):
