@@ -85,6 +85,11 @@ class Context:
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
 
+    async def ping(self, timeout: float = 10.0) -> None:
+        """Check that the client is alive (a server-to-client `ping`; a no-op in the stateless era)."""
+        if self.rounds is None:
+            await self._ask("ping", {}, timeout, None)
+
     def close_sse_stream(self) -> bool:
         """Streamable HTTP: end this request's SSE response now; the client resumes it with GET + Last-Event-ID.
 

@@ -40,6 +40,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="require 'Authorization: Bearer TOKEN' on HTTP [env MCP_AUTH_TOKEN]")
     group.add_argument("--allowed-origin", action="append", default=_env_list("MCP_ALLOWED_ORIGINS"),
                        help="an Origin allowed to call the HTTP endpoint (repeatable) [env MCP_ALLOWED_ORIGINS]")
+    group.add_argument("--json-response", action="store_true", default=env("MCP_JSON_RESPONSE", "") == "1",
+                       help="answer Streamable HTTP POSTs with JSON instead of an SSE stream [env MCP_JSON_RESPONSE=1]")
+    group.add_argument("--max-sessions", type=int, default=int(env("MCP_MAX_SESSIONS", "1000")),
+                       help="HTTP sessions allowed at once; more get 503 [env MCP_MAX_SESSIONS]")
+    group.add_argument("--session-ttl", type=float, default=float(env("MCP_SESSION_TTL", "3600")),
+                       help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
     return parser
@@ -54,7 +60,8 @@ def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
     options: dict[str, Any] = {"log_level": getattr(args, "log_level", "info")}
     if args.transport != "stdio":
         options.update(host=args.host, port=args.port, auth_token=args.auth_token,
-                       allowed_origins=args.allowed_origin or None)
+                       allowed_origins=args.allowed_origin or None, json_response=args.json_response,
+                       max_sessions=args.max_sessions, session_ttl=args.session_ttl)
     run(app, args.transport, **options)
 
 
