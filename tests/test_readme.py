@@ -1,0 +1,48 @@
+"""Every Python example in the README runs: each block is executed, its app served in memory."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_kit import MCPServer
+from mcp_kit.testing import connect
+
+# What a model would try with the README's tools, and a piece of what it must get back.
+CALLS = {
+    "add": ({"a": 1, "b": 2}, "3.0"),
+    "convert": ({"value": 212, "to": "celsius"}, '"value": 100.0'),
+    "write_note": ({"name": "todo", "text": "x"}, "saved"),
+}
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_readme_has_examples() -> None:
+    assert len(BLOCKS) >= 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+async def test_readme_example_runs(index: int) -> None:
+    namespace: dict[str, Any] = {"__name__": f"readme_example_{index}"}
+    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), namespace)
+    app = namespace.get("app")
+    assert isinstance(app, MCPServer)
+    async with connect(app) as client:
+        tools = await client.list_tools()
+        resources = await client.list_resources()
+        templates = await client.list_resource_templates()
+        prompts = await client.list_prompts()
+        assert tools or resources or templates or prompts
+        for tool in tools:
+            arguments, expected = CALLS[tool["name"]]
+            result = await client.call_tool(tool["name"], arguments)
+            assert result["isError"] is False and expected in result["content"][0]["text"]
+    for name, value in namespace.items():
+        if name.startswith("test_") and inspect.iscoroutinefunction(value):
+            await value()
