@@ -3,25 +3,6 @@
 The public API is what this module exports; everything else is internal.
 """
 
-from mcp_types import (
-    AudioContent,
-    BlobResourceContents,
-    CallToolResult,
-    Completion,
-    CreateMessageResult,
-    ElicitResult,
-    EmbeddedResource,
-    GetPromptResult,
-    ImageContent,
-    PromptMessage,
-    Resource,
-    ResourceLink,
-    Root,
-    TextContent,
-    TextResourceContents,
-    ToolAnnotations,
-)
-
 from .audit import ToolCallRecord
 from .content import AssistantMessage, Audio, Image, UserMessage
 from .context import Context
@@ -30,6 +11,18 @@ from .runner import add_run_arguments
 from .server import MCPServer
 
 __version__ = "0.1.0"
+
+# Protocol models re-exported from the official `mcp_types` package, imported on first use
+# (the import costs ~200 ms and ~20 MiB that a server not using them should not pay).
+_PROTOCOL_MODELS = frozenset({"AudioContent", "BlobResourceContents", "CallToolResult", "Completion", "CreateMessageResult", "ElicitResult", "EmbeddedResource", "GetPromptResult", "ImageContent", "PromptMessage", "Resource", "ResourceLink", "Root", "TextContent", "TextResourceContents", "ToolAnnotations"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _PROTOCOL_MODELS:
+        import mcp_types
+
+        return getattr(mcp_types, name)
+    raise AttributeError(f"module 'mcp_kit' has no attribute {name!r}")
 
 __all__ = [
     "AssistantMessage",

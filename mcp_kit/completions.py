@@ -6,10 +6,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import anyio.to_thread
-from mcp_types import Completion
-
-from .content import dump_model
+from .content import dump_model, is_protocol_model
+from .threads import run_in_worker
 
 MAX_VALUES = 100
 
@@ -45,8 +43,8 @@ class CompletionRegistry:
         if inspect.iscoroutinefunction(fn):
             found = await fn(*args)
         else:
-            found = await anyio.to_thread.run_sync(lambda: fn(*args), abandon_on_cancel=True)
-        if isinstance(found, Completion):
+            found = await run_in_worker(fn, *args)
+        if is_protocol_model(found, "Completion"):
             return dump_model(found)
         values = [str(v) for v in (found or [])]
         return {"values": values[:MAX_VALUES], "total": len(values), "hasMore": len(values) > MAX_VALUES}

@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp_types import CreateMessageResult, ElicitResult, Root
 from pydantic import BaseModel
 
 from .errors import ToolError
 from .jsonrpc import JSONRPCError, RequestId
 
 if TYPE_CHECKING:
+    from mcp_types import CreateMessageResult, ElicitResult, Root
+
     from .mrtr import Rounds
     from .session import Session
 
@@ -110,6 +111,8 @@ class Context:
         self._require("elicitation", "ask the user for input")
         requested = schema if isinstance(schema, dict) else _flat_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
+        from mcp_types import ElicitResult
+
         return ElicitResult.model_validate(await self._ask("elicitation/create", params, timeout, key))
 
     async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 512, system_prompt: str | None = None,
@@ -120,6 +123,8 @@ class Context:
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
+        from mcp_types import CreateMessageResult
+
         return CreateMessageResult.model_validate(await self._ask("sampling/createMessage", params, timeout, key))
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
@@ -128,6 +133,8 @@ class Context:
             return await self.session.list_roots()
         if not self.client_supports("roots"):
             return []
+        from mcp_types import Root
+
         result = await self.rounds.ask("roots/list", {}, key)
         return [Root.model_validate(root) for root in result.get("roots", [])]
 

@@ -11,6 +11,7 @@ Must not import: session, server, transports.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -57,20 +58,25 @@ class Handler(Protocol):
 
 
 class _InFlight:
-    __slots__ = ("scope", "cancelled_by_peer")
+    __slots__ = ("task", "cancelled_by_peer")
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
-        self.scope = scope
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
         self.cancelled_by_peer = False
 
 
 class Dispatcher:
-    """Runs requests from one peer and sends their answers through `writer`."""
+    """Runs requests from one peer and sends their answers through `writer`.
+
+    Each request runs in its own asyncio task (created directly: cheaper than a task-group
+    spawn with a cancel scope, and cancellable one by one with `task.cancel()`).
+    """
 
     def __init__(self, handler: Handler, writer: MessageWriter, task_group: TaskGroup) -> None:
         self.handler = handler
         self.writer = writer
         self._tg = task_group
+        self._loop = asyncio.get_running_loop()
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._pending: dict[RequestId, _PendingReply] = {}
         self._next_id = 0
@@ -95,39 +101,40 @@ class Dispatcher:
         elif decoded.error is not None:
             await self.writer.send(decoded.error, related_to)
 
-    def _start(self, request: Request) -> None:
+    def _track(self, request: Request) -> _InFlight | None:
+        """Register an in-flight request; None (and an error answer) when its id is already in use."""
         if request.id in self._in_flight:
             self._tg.start_soon(
                 self.writer.send,
                 ErrorResponse(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use"),
             )
-            return
-        scope = anyio.CancelScope()
-        self._in_flight[request.id] = _InFlight(scope)
-        self._tg.start_soon(self._run, request, scope)
+            return None
+        entry = self._in_flight[request.id] = _InFlight()
+        return entry
 
-    async def _run(self, request: Request, scope: anyio.CancelScope) -> None:
-        answer = await self._answer(request, scope)
+    def _start(self, request: Request) -> None:
+        entry = self._track(request)
+        if entry is not None:
+            entry.task = self._loop.create_task(self._run(request))
+
+    async def _run(self, request: Request) -> None:
+        answer = await self._answer(request)
         if answer is not None:
             await self.writer.send(answer, request.id)
 
-    async def _answer(self, request: Request, scope: anyio.CancelScope) -> Message | None:
-        """Run the handler and return the response to send, or None when the peer cancelled."""
-        answer: Message | None = None
+    async def _answer(self, request: Request) -> Message | None:
+        """Run the handler and return the response to send, or None when the request was cancelled."""
         try:
-            with scope:
-                try:
-                    answer = Response(request.id, await self.handler.handle_request(request))
-                except JSONRPCError as exc:
-                    answer = ErrorResponse(request.id, exc.code, exc.message, exc.data)
-                except Exception as exc:  # a bug in a handler: answer -32603, log the traceback
-                    logger.exception("internal error while handling %s", request.method)
-                    answer = ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+            return Response(request.id, await self.handler.handle_request(request))
+        except JSONRPCError as exc:
+            return ErrorResponse(request.id, exc.code, exc.message, exc.data)
+        except asyncio.CancelledError:
+            return None  # cancelled by the peer, or the connection is going away: never answered
+        except Exception as exc:  # a bug in a handler: answer -32603, log the traceback
+            logger.exception("internal error while handling %s", request.method)
+            return ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         finally:
-            entry = self._in_flight.pop(request.id, None)
-        if scope.cancelled_caught or (entry is not None and entry.cancelled_by_peer):
-            return None
-        return answer
+            self._in_flight.pop(request.id, None)
 
     async def _notification(self, notification: Notification) -> None:
         if notification.method == CANCELLED_NOTIFICATION:
@@ -148,26 +155,23 @@ class Dispatcher:
         self._tg.start_soon(self._run_batch, batch)
 
     async def _run_batch(self, batch: Batch) -> None:
-        answers: list[Message | None] = []
-
-        async def run_one(index: int, request: Request, scope: anyio.CancelScope) -> None:
-            answers[index] = await self._answer(request, scope)
-
-        async with anyio.create_task_group() as tg:
-            for item in batch.items:
-                if isinstance(item, Request):
-                    if item.id in self._in_flight:
-                        answers.append(ErrorResponse(item.id, INVALID_REQUEST, "Invalid Request: duplicate id"))
-                        continue
-                    scope = anyio.CancelScope()
-                    self._in_flight[item.id] = _InFlight(scope)
-                    answers.append(None)
-                    tg.start_soon(run_one, len(answers) - 1, item, scope)
-                elif isinstance(item, InvalidMessage):
-                    answers.append(item.error)
-                else:
-                    await self.feed(item)
-        replies = [a for a in answers if a is not None]
+        answers: list[Message | asyncio.Task[Message | None] | None] = []
+        for item in batch.items:
+            if isinstance(item, Request):
+                entry = self._track(item)
+                if entry is None:
+                    continue
+                entry.task = self._loop.create_task(self._answer(item))
+                answers.append(entry.task)
+            elif isinstance(item, InvalidMessage):
+                answers.append(item.error)
+            else:
+                await self.feed(item)
+        replies = []
+        for answer in answers:
+            reply = await answer if isinstance(answer, asyncio.Task) else answer
+            if reply is not None:
+                replies.append(reply)
         if replies:
             await self.writer.send(replies)
 
@@ -177,7 +181,8 @@ class Dispatcher:
         if entry is None:
             return False
         entry.cancelled_by_peer = True
-        entry.scope.cancel()
+        if entry.task is not None:
+            entry.task.cancel()
         return True
 
     def was_cancelled(self, request_id: RequestId) -> bool:
@@ -188,7 +193,8 @@ class Dispatcher:
     def cancel_all(self) -> None:
         """Cancel every in-flight request (the peer is gone)."""
         for entry in list(self._in_flight.values()):
-            entry.scope.cancel()
+            if entry.task is not None:
+                entry.task.cancel()
 
     @property
     def in_flight(self) -> int:

@@ -7,11 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
-from mcp_types import GetPromptResult
 from pydantic import ValidationError
 
-from .content import dump_model, prompt_message
+from .content import dump_model, is_protocol_model, prompt_message
+from .threads import run_in_worker
 from .errors import invalid_params
 from .signature import Signature, describe_validation_error, inspect_function, parse_docstring
 
@@ -71,8 +70,8 @@ async def render_prompt(entry: PromptEntry, arguments: dict[str, Any] | None, co
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs), abandon_on_cancel=True)
-    if isinstance(value, GetPromptResult):
+        value = await run_in_worker(entry.fn, **kwargs)
+    if is_protocol_model(value, "GetPromptResult"):
         result = dump_model(value)
         result.pop("resultType", None)
         return result

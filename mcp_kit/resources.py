@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-import anyio.to_thread
-from mcp_types import BlobResourceContents, Resource, TextResourceContents
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .content import dump_model, json_text, to_jsonable
+from .content import dump_model, is_protocol_model, json_text, to_jsonable
+from .threads import run_in_worker
 from .errors import ResourceNotFound, invalid_params
 from .signature import is_context_annotation
 
@@ -146,15 +145,15 @@ async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> l
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:
-        value = await anyio.to_thread.run_sync(lambda: entry.fn(**kwargs), abandon_on_cancel=True)
+        value = await run_in_worker(entry.fn, **kwargs)
     return resource_contents(value, uri, entry.mime_type)
 
 
 def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:
     """Normalise a handler's return value into resource contents."""
-    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+    if is_protocol_model(value, "ResourceContents"):
         return [dump_model(value)]
-    if isinstance(value, list) and value and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+    if isinstance(value, list) and value and all(is_protocol_model(v, "ResourceContents") for v in value):
         return [dump_model(v) for v in value]
     if isinstance(value, str):
         return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
@@ -163,4 +162,4 @@ def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[
     return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json_text(to_jsonable(value))}]
 
 
-__all__ = ["Resource", "ResourceEntry", "ResourceRegistry", "compile_template", "make_resource", "read_resource"]
+__all__ = ["ResourceEntry", "ResourceRegistry", "compile_template", "make_resource", "read_resource"]

@@ -77,7 +77,7 @@ def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **opt
     if transport == "stdio":
         if options:
             raise TypeError(f"stdio takes no options; got {', '.join(options)}")
-        anyio.run(serve_stdio, app)
+        anyio.run(serve_stdio, app, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
         serve_http(app, log_level=log_level, **options)
@@ -114,8 +114,21 @@ def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log
 def _exit_without_waiting_for_abandoned_threads() -> None:
     """A sync tool still blocking a worker thread must not hold the process after the client left."""
     import threading
+    import time
 
+    deadline = time.monotonic() + 0.5  # idle pool threads end on their own within this
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True

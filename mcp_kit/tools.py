@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio.to_thread
-from mcp_types import ToolAnnotations
-from pydantic import ValidationError
+import anyio
+from pydantic import BaseModel, ValidationError
 
 from .content import dump_model, error_result, tool_result
+from .threads import run_in_worker
 from .errors import ToolError, invalid_params
 from .jsonrpc import JSONRPCError
 from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
@@ -76,7 +76,7 @@ def make_tool(
     name: str | None = None,
     title: str | None = None,
     description: str | None = None,
-    annotations: ToolAnnotations | dict[str, Any] | None = None,
+    annotations: BaseModel | dict[str, Any] | None = None,
     read_only: bool | None = None,
     destructive: bool | None = None,
     idempotent: bool | None = None,
@@ -109,7 +109,7 @@ def make_tool(
 
 
 def _annotations(
-    annotations: ToolAnnotations | dict[str, Any] | None,
+    annotations: BaseModel | dict[str, Any] | None,
     title: str | None,
     read_only: bool | None,
     destructive: bool | None,
@@ -117,7 +117,7 @@ def _annotations(
     open_world: bool | None,
 ) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
-    if isinstance(annotations, ToolAnnotations):
+    if isinstance(annotations, BaseModel):  # mcp_types.ToolAnnotations
         out.update(dump_model(annotations))
     elif annotations:
         out.update(annotations)
@@ -185,7 +185,7 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
         if tool.is_async:
             value = await tool.fn(**kwargs)
         else:
-            value = await anyio.to_thread.run_sync(_call_sync, tool.fn, kwargs, abandon_on_cancel=True)
+            value = await run_in_worker(tool.fn, **kwargs)
     except ToolError as exc:
         return error_result(str(exc))
     except (anyio.get_cancelled_exc_class(), JSONRPCError):
@@ -194,7 +194,3 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
         logger.exception("tool %s raised", tool.name)
         return error_result(f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}")
     return tool_result(value, tool.output_schema is not None, tool.wrap_output)
-
-
-def _call_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    return fn(**kwargs)

@@ -38,7 +38,10 @@ def parse_sse(body: bytes) -> list[dict[str, Any]]:
     """JSON-RPC messages in the `data:` fields of an SSE body (events without data are skipped)."""
     messages: list[dict[str, Any]] = []
     for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-        data = [line[5:].lstrip(b" ") if line.startswith(b"data:") else None for line in event.split(b"\n")]
+        data = [
+            line[5:].lstrip(b" ") if line.startswith(b"data:") else None
+            for line in event.split(b"\n")
+        ]
         payload = b"\n".join(part for part in data if part is not None)
         if payload.strip():
             decoded = codec.loads(payload)
@@ -58,7 +61,9 @@ class HttpConnection:
 
     async def open(self) -> None:
         """Connect (TCP_NODELAY is asyncio's default)."""
-        self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 24)
+        self._reader, self._writer = await asyncio.open_connection(
+            "127.0.0.1", self.port, limit=1 << 24
+        )
 
     def abort(self) -> None:
         """Drop the connection at once (used to enforce time limits)."""
@@ -156,12 +161,22 @@ class HttpConnection:
                 }
             )
         )
-        if reply.status != 200 or not reply.messages or "result" not in reply.messages[-1]:
-            raise HttpProtocolError(f"initialize failed: HTTP {reply.status} {reply.messages!r}")
+        if (
+            reply.status != 200
+            or not reply.messages
+            or "result" not in reply.messages[-1]
+        ):
+            raise HttpProtocolError(
+                f"initialize failed: HTTP {reply.status} {reply.messages!r}"
+            )
         self.session_id = reply.headers.get("mcp-session-id")
-        note = await self.post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        note = await self.post(
+            b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        )
         if note.status not in (200, 202, 204):
-            raise HttpProtocolError(f"notifications/initialized answered HTTP {note.status}")
+            raise HttpProtocolError(
+                f"notifications/initialized answered HTTP {note.status}"
+            )
         return reply.messages[-1]["result"]
 
 
@@ -174,4 +189,6 @@ def response_for(reply: HttpReply, request_id: int) -> dict[str, Any]:
             if "error" in message:
                 raise HttpProtocolError(f"error response: {message['error']}")
             return message
-    raise HttpProtocolError(f"no response to request {request_id} in {reply.content_type} body")
+    raise HttpProtocolError(
+        f"no response to request {request_id} in {reply.content_type} body"
+    )

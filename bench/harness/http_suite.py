@@ -43,12 +43,18 @@ class _Loop:
         self.content_types: set[str] = set()
 
 
-async def _worker(conn: HttpConnection, loop: _Loop, calls: int | None, first_id: int) -> None:
+async def _worker(
+    conn: HttpConnection, loop: _Loop, calls: int | None, first_id: int
+) -> None:
     """Closed loop: one call at a time on `conn` until the phase ends (or `calls` are done)."""
     request_id = first_id
     clock = time.perf_counter
     done = 0
-    while (calls is None or done < calls) and loop.remaining > 0 and clock() < loop.stop_at:
+    while (
+        (calls is None or done < calls)
+        and loop.remaining > 0
+        and clock() < loop.stop_at
+    ):
         loop.remaining -= 1
         request_id += 1
         started = clock()
@@ -62,69 +68,109 @@ async def _worker(conn: HttpConnection, loop: _Loop, calls: int | None, first_id
         done += 1
 
 
-async def _level(port: int, pid: int, concurrency: int, plan: HttpPlan) -> dict[str, Any]:
-    """Open `concurrency` sessions, warm up, then measure a closed loop of echo calls."""
-    connections = [HttpConnection(port) for _ in range(concurrency)]
-    aio_loop = asyncio.get_running_loop()
-    watchdog = aio_loop.call_later(
-        plan.duration_s + plan.start_timeout_s + 30, lambda: [conn.abort() for conn in connections]
+async def _level(
+    connections: list[HttpConnection], pid: int, plan: HttpPlan, first_id: int
+) -> dict[str, Any]:
+    """Measure a closed loop of echo calls over `connections` (one session each) for `plan.duration_s`."""
+    measured = _Loop(time.perf_counter() + plan.duration_s, plan.max_calls)
+    cpu_before = procstat.cpu_seconds(pid)
+    client_before = time.process_time()
+    started = time.perf_counter()
+    await asyncio.gather(
+        *(
+            _worker(c, measured, None, first_id + 1_000_000 * i)
+            for i, c in enumerate(connections)
+        )
+    )
+    elapsed = time.perf_counter() - started
+    calls = len(measured.latencies)
+    server_cpu = procstat.cpu_seconds(pid) - cpu_before
+    client_cpu = time.process_time() - client_before
+    return {
+        "calls_per_s": calls / elapsed,
+        "p50_ms": percentile(measured.latencies, 0.5) * 1000,
+        "p99_ms": percentile(measured.latencies, 0.99) * 1000,
+        "cpu_per_call_us": server_cpu / calls * 1e6,
+        "client_cpu_per_call_us": client_cpu / calls * 1e6,
+        "calls": calls,
+        "content_types": sorted(measured.content_types),
+    }
+
+
+async def _all_levels(port: int, pid: int, plan: HttpPlan) -> dict[int, dict[str, Any]]:
+    """Open one session per connection for the highest concurrency, warm them all up, then measure each level."""
+    connections = [HttpConnection(port) for _ in range(max(plan.concurrencies))]
+    budget = plan.start_timeout_s + len(plan.concurrencies) * (plan.duration_s + 30)
+    watchdog = asyncio.get_running_loop().call_later(
+        budget, lambda: [conn.abort() for conn in connections]
     )
     try:
         for conn in connections:
             await conn.open()
             await conn.initialize()
-        warm = _Loop(time.perf_counter() + plan.start_timeout_s, plan.warmup_calls * concurrency)
-        await asyncio.gather(*(_worker(c, warm, plan.warmup_calls, 1_000_000 * i) for i, c in enumerate(connections)))
-        measured = _Loop(time.perf_counter() + plan.duration_s, plan.max_calls)
-        cpu_before = procstat.cpu_seconds(pid)
-        client_before = time.process_time()
-        started = time.perf_counter()
-        await asyncio.gather(
-            *(_worker(c, measured, None, 1_000_000 * i + plan.warmup_calls) for i, c in enumerate(connections))
+        warm = _Loop(
+            time.perf_counter() + plan.start_timeout_s,
+            plan.warmup_calls * len(connections),
         )
-        elapsed = time.perf_counter() - started
-        calls = len(measured.latencies)
-        server_cpu = procstat.cpu_seconds(pid) - cpu_before
-        client_cpu = time.process_time() - client_before
+        await asyncio.gather(
+            *(
+                _worker(c, warm, plan.warmup_calls, 100_000_000 + 1_000_000 * i)
+                for i, c in enumerate(connections)
+            )
+        )
+        levels = {}
+        for number, concurrency in enumerate(plan.concurrencies):
+            levels[concurrency] = await _level(
+                connections[:concurrency], pid, plan, 200_000_000 * (number + 1)
+            )
         for conn in connections:
             await conn.delete_session()
-        return {
-            "calls_per_s": calls / elapsed,
-            "p50_ms": percentile(measured.latencies, 0.5) * 1000,
-            "p99_ms": percentile(measured.latencies, 0.99) * 1000,
-            "cpu_per_call_us": server_cpu / calls * 1e6,
-            "client_cpu_per_call_us": client_cpu / calls * 1e6,
-            "calls": calls,
-            "content_types": sorted(measured.content_types),
-        }
+        return levels
+    except asyncio.CancelledError:
+        raise
+    except (ConnectionError, asyncio.IncompleteReadError) as exc:
+        raise HttpProtocolError(f"connection failed or timed out: {exc!r}") from exc
     finally:
         watchdog.cancel()
         for conn in connections:
             await conn.close()
 
 
-async def _all_levels(port: int, pid: int, plan: HttpPlan) -> dict[int, dict[str, Any]]:
-    return {c: await _level(port, pid, c, plan) for c in plan.concurrencies}
-
-
-def run(impl: Implementation, json_response: bool, plan: HttpPlan, stderr: IO[bytes]) -> dict[str, Any]:
+def run(
+    impl: Implementation, json_response: bool, plan: HttpPlan, stderr: IO[bytes]
+) -> dict[str, Any]:
     """Start `impl` on Streamable HTTP (SSE or JSON responses), measure every concurrency level, stop it."""
     port = processes.free_port()
-    proc = processes.spawn(impl.argv("http", port, json_response), impl.env(), REPO_DIR, stderr, pipes=False)
+    proc = processes.spawn(
+        impl.argv("http", port, json_response),
+        impl.env(),
+        REPO_DIR,
+        stderr,
+        pipes=False,
+    )
     try:
         processes.wait_for_port(port, proc, plan.start_timeout_s)
         rss_idle = procstat.rss_mib(proc.pid)
         levels = asyncio.run(_all_levels(port, proc.pid, plan))
         expected = "application/json" if json_response else "text/event-stream"
-        seen = sorted({ct for level in levels.values() for ct in level["content_types"]})
+        seen = sorted(
+            {ct for level in levels.values() for ct in level["content_types"]}
+        )
         if seen != [expected]:
             raise HttpProtocolError(f"asked for {expected} responses but got {seen}")
-        out: dict[str, Any] = {"rss_idle_mib": rss_idle, "peak_rss_mib": procstat.peak_rss_mib(proc.pid)}
+        out: dict[str, Any] = {
+            "rss_idle_mib": rss_idle,
+            "peak_rss_mib": procstat.peak_rss_mib(proc.pid),
+        }
         for concurrency, figures in levels.items():
-            for key in ("calls_per_s", "p50_ms", "p99_ms", "cpu_per_call_us", "client_cpu_per_call_us"):
+            for key in (
+                "calls_per_s",
+                "p50_ms",
+                "p99_ms",
+                "cpu_per_call_us",
+                "client_cpu_per_call_us",
+            ):
                 out[f"c{concurrency}_{key}"] = figures[key]
         return out
     finally:
         processes.stop(proc)
-
-

@@ -37,7 +37,9 @@ class Implementation:
     available: bool = True
     reason: str = ""
 
-    def argv(self, transport: str, port: int | None = None, json_response: bool = False) -> list[str]:
+    def argv(
+        self, transport: str, port: int | None = None, json_response: bool = False
+    ) -> list[str]:
         """Command line that starts this server on `transport`."""
         argv = [str(self.python), str(self.script), "--transport", transport]
         if port is not None:
@@ -48,7 +50,11 @@ class Implementation:
 
     def env(self) -> dict[str, str]:
         """Environment for the server process: ours minus Python path overrides, plus its extras."""
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+        }
         env.update(self.extra_env)
         return env
 
@@ -63,14 +69,30 @@ def ensure_peer_venv(name: str, requirement: str, timeout_s: float = 900.0) -> P
     venv = VENVS_DIR / name
     python = venv / "bin" / "python"
     marker = venv / INSTALL_MARKER
-    if python.exists() and marker.exists() and marker.read_text().strip() == requirement:
+    if (
+        python.exists()
+        and marker.exists()
+        and marker.read_text().strip() == requirement
+    ):
         return python
     logger.info("creating %s with %s (one-off, may take a minute)", venv, requirement)
     started = time.monotonic()
-    subprocess.run([_base_python(), "-m", "venv", "--clear", str(venv)], check=True, timeout=timeout_s)
+    subprocess.run(
+        [_base_python(), "-m", "venv", "--clear", str(venv)],
+        check=True,
+        timeout=timeout_s,
+    )
     remaining = max(60.0, timeout_s - (time.monotonic() - started))
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", requirement],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            requirement,
+        ],
         check=True,
         timeout=remaining,
     )
@@ -78,13 +100,16 @@ def ensure_peer_venv(name: str, requirement: str, timeout_s: float = 900.0) -> P
     return python
 
 
-def _probe_import(python: Path, statement: str, env: dict[str, str], timeout_s: float = 60.0) -> str:
+def _probe_import(
+    python: Path, statement: str, env: dict[str, str], timeout_s: float = 60.0
+) -> str:
     """Return '' when `python -c statement` works, else the last line of its error output."""
     try:
         done = subprocess.run(
             [str(python), "-c", statement],
             env=env,
             cwd=str(REPO_DIR),
+            check=False,
             capture_output=True,
             timeout=timeout_s,
         )
@@ -92,14 +117,24 @@ def _probe_import(python: Path, statement: str, env: dict[str, str], timeout_s: 
         return str(exc)
     if done.returncode == 0:
         return ""
-    return done.stderr.decode(errors="replace").strip().splitlines()[-1:][0] if done.stderr else "import failed"
+    return (
+        done.stderr.decode(errors="replace").strip().splitlines()[-1:][0]
+        if done.stderr
+        else "import failed"
+    )
 
 
 def package_version(python: Path, distribution: str) -> str:
     """Installed version of `distribution` in the interpreter `python` ('' if absent)."""
     code = f"import importlib.metadata as m\ntry: print(m.version({distribution!r}))\nexcept Exception: print('')"
     try:
-        done = subprocess.run([str(python), "-c", code], capture_output=True, timeout=60)
+        done = subprocess.run(
+            [str(python), "-c", code],
+            check=False,
+            capture_output=True,
+            timeout=60,
+            cwd="/",
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout.decode().strip()
@@ -120,7 +155,13 @@ def prepare(names: list[str], setup_peers: bool) -> list[Implementation]:
             )
             probe = "from mcp_kit import MCPServer"
         elif name == "floor":
-            impl = Implementation("floor", "floor (json loop)", PROJECT_PYTHON, SERVERS_DIR / "floor_echo.py", ("stdio",))
+            impl = Implementation(
+                "floor",
+                "floor (json loop)",
+                PROJECT_PYTHON,
+                SERVERS_DIR / "floor_echo.py",
+                ("stdio", "http"),
+            )
             probe = "import json"
         elif name in PEER_REQUIREMENTS:
             requirement = PEER_REQUIREMENTS[name]
@@ -131,13 +172,34 @@ def prepare(names: list[str], setup_peers: bool) -> list[Implementation]:
                 except (OSError, subprocess.SubprocessError) as exc:
                     logger.error("could not set up %s: %s", name, exc)
             label = {"sdk": "mcp SDK 2.3.0", "fastmcp": "FastMCP 4.1.6"}[name]
-            env = {"FASTMCP_CHECK_FOR_UPDATES": "off", "FASTMCP_SHOW_SERVER_BANNER": "false"} if name == "fastmcp" else {}
-            impl = Implementation(name, label, python, SERVERS_DIR / f"{name}_server.py", ("stdio", "http"), env)
-            probe = "from fastmcp import FastMCP" if name == "fastmcp" else "from mcp.server.mcpserver import MCPServer"
+            env = (
+                {
+                    "FASTMCP_CHECK_FOR_UPDATES": "off",
+                    "FASTMCP_SHOW_SERVER_BANNER": "false",
+                }
+                if name == "fastmcp"
+                else {}
+            )
+            impl = Implementation(
+                name,
+                label,
+                python,
+                SERVERS_DIR / f"{name}_server.py",
+                ("stdio", "http"),
+                env,
+            )
+            probe = (
+                "from fastmcp import FastMCP"
+                if name == "fastmcp"
+                else "from mcp.server.mcpserver import MCPServer"
+            )
         else:
             raise ValueError(f"unknown implementation {name!r}")
         if not impl.python.exists():
-            impl.available, impl.reason = False, f"{impl.python} missing (run without --no-setup)"
+            impl.available, impl.reason = (
+                False,
+                f"{impl.python} missing (run without --no-setup)",
+            )
         else:
             error = _probe_import(impl.python, probe, impl.env())
             if error:

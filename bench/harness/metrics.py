@@ -17,21 +17,63 @@ class Metric:
 
 def _stdio() -> list[Metric]:
     return [
-        Metric("stdio.cold_start_init_ms", "stdio cold start: spawn -> initialize result", "ms", True),
-        Metric("stdio.cold_start_first_call_ms", "stdio cold start: spawn -> first tool result", "ms", True),
+        Metric(
+            "stdio.cold_start_init_ms",
+            "stdio cold start: spawn -> initialize result",
+            "ms",
+            True,
+        ),
+        Metric(
+            "stdio.cold_start_first_call_ms",
+            "stdio cold start: spawn -> first tool result",
+            "ms",
+            True,
+        ),
         Metric("stdio.seq_p50_us", "stdio tools/call sequential p50", "us", True),
         Metric("stdio.seq_p99_us", "stdio tools/call sequential p99", "us", True),
-        Metric("stdio.pipelined_calls_per_s", "stdio tools/call pipelined (64 in flight)", "calls/s", False),
-        Metric("stdio.cpu_per_call_seq_us", "stdio server CPU per call (sequential)", "us", True),
-        Metric("stdio.cpu_per_call_pipelined_us", "stdio server CPU per call (pipelined)", "us", True),
+        Metric(
+            "stdio.pipelined_calls_per_s",
+            "stdio tools/call pipelined (64 in flight)",
+            "calls/s",
+            False,
+        ),
+        Metric(
+            "stdio.cpu_per_call_seq_us",
+            "stdio server CPU per call (sequential)",
+            "us",
+            True,
+        ),
+        Metric(
+            "stdio.cpu_per_call_pipelined_us",
+            "stdio server CPU per call (pipelined)",
+            "us",
+            True,
+        ),
         Metric("stdio.tools_list_p50_us", "stdio tools/list p50", "us", True),
         Metric("stdio.resources_read_p50_us", "stdio resources/read p50", "us", True),
         Metric("stdio.echo_1mib_ms", "stdio 1 MiB echo round trip", "ms", True),
         Metric("stdio.rss_after_init_mib", "RSS after initialize", "MiB", True),
-        Metric("stdio.peak_rss_mib", "peak RSS (VmHWM) of a stdio session", "MiB", True),
-        Metric("stdio.rss_after_leak_first_mib", "RSS after the first leak-check calls", "MiB", True),
-        Metric("stdio.rss_after_leak_total_mib", "RSS after all leak-check calls", "MiB", True),
-        Metric("stdio.rss_growth_pct", "RSS growth between the two leak-check points", "%", True),
+        Metric(
+            "stdio.peak_rss_mib", "peak RSS (VmHWM) of a stdio session", "MiB", True
+        ),
+        Metric(
+            "stdio.rss_after_leak_first_mib",
+            "RSS after the first leak-check calls",
+            "MiB",
+            True,
+        ),
+        Metric(
+            "stdio.rss_after_leak_total_mib",
+            "RSS after all leak-check calls",
+            "MiB",
+            True,
+        ),
+        Metric(
+            "stdio.rss_growth_pct",
+            "RSS growth between the two leak-check points",
+            "%",
+            True,
+        ),
     ]
 
 
@@ -41,12 +83,29 @@ def _http(mode: str, concurrencies: tuple[int, ...]) -> list[Metric]:
     for c in concurrencies:
         prefix = f"http_{mode}.c{c}_"
         metrics += [
-            Metric(prefix + "calls_per_s", f"HTTP {title} c={c} throughput", "calls/s", False),
+            Metric(
+                prefix + "calls_per_s",
+                f"HTTP {title} c={c} throughput",
+                "calls/s",
+                False,
+            ),
             Metric(prefix + "p50_ms", f"HTTP {title} c={c} p50", "ms", True),
             Metric(prefix + "p99_ms", f"HTTP {title} c={c} p99", "ms", True),
-            Metric(prefix + "cpu_per_call_us", f"HTTP {title} c={c} server CPU per call", "us", True),
+            Metric(
+                prefix + "cpu_per_call_us",
+                f"HTTP {title} c={c} server CPU per call",
+                "us",
+                True,
+            ),
         ]
-    metrics.append(Metric(f"http_{mode}.rss_idle_mib", f"HTTP {title} RSS after start (idle)", "MiB", True))
+    metrics.append(
+        Metric(
+            f"http_{mode}.rss_idle_mib",
+            f"HTTP {title} RSS after start (idle)",
+            "MiB",
+            True,
+        )
+    )
     return metrics
 
 

@@ -15,7 +15,9 @@ logger = logging.getLogger("bench.processes")
 _live: dict[int, subprocess.Popen[bytes]] = {}
 
 
-def spawn(argv: list[str], env: dict[str, str], cwd: Path, stderr: IO[bytes], pipes: bool) -> subprocess.Popen[bytes]:
+def spawn(
+    argv: list[str], env: dict[str, str], cwd: Path, stderr: IO[bytes], pipes: bool
+) -> subprocess.Popen[bytes]:
     """Start `argv`; with `pipes` stdin/stdout are unbuffered pipes (stdio transport), else /dev/null."""
     stream = subprocess.PIPE if pipes else subprocess.DEVNULL
     proc = subprocess.Popen(
@@ -41,7 +43,9 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 3.0) -> int | None:
         if proc.poll() is None:
             _signal_quietly(proc.pid, signal.SIGTERM)
             if _wait_quietly(proc, grace_s) is None:
-                logger.warning("pid %d ignored SIGTERM for %.1f s; killing", proc.pid, grace_s)
+                logger.warning(
+                    "pid %d ignored SIGTERM for %.1f s; killing", proc.pid, grace_s
+                )
         if proc.poll() is None:
             _signal_quietly(proc.pid, signal.SIGKILL)
             proc.wait(timeout=grace_s)
@@ -93,7 +97,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) ->
     deadline = started + timeout_s
     while time.perf_counter() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited with code {proc.returncode} before listening on port {port}")
+            raise RuntimeError(
+                f"server exited with code {proc.returncode} before listening on port {port}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return time.perf_counter() - started

@@ -34,23 +34,43 @@ def _cell(stat: dict[str, float] | None) -> str:
 
 
 def table(
-    metrics: list[Metric], summary: dict[str, dict[str, dict[str, float]]], order: list[str], baseline: str
+    metrics: list[Metric],
+    summary: dict[str, dict[str, dict[str, float]]],
+    order: list[str],
+    baseline: str,
 ) -> str:
     """Plain-text table: one row per metric, one column per implementation, then peer/baseline ratios."""
     peers = [name for name in order if name != baseline]
-    header = ["metric", "unit", "better"] + order + [f"{peer}/{baseline}" for peer in peers]
+    header = (
+        ["metric", "unit", "better"] + order + [f"{peer}/{baseline}" for peer in peers]
+    )
     rows: list[list[str]] = []
     for metric in metrics:
         stats = [summary.get(name, {}).get(metric.key) for name in order]
         if all(not s or s.get("n", 0) == 0 for s in stats):
             continue
         base = summary.get(baseline, {}).get(metric.key, {}).get("median", math.nan)
-        ratios = [fmt(safe_ratio(summary.get(p, {}).get(metric.key, {}).get("median", math.nan), base)) for p in peers]
+        ratios = [
+            fmt(
+                safe_ratio(
+                    summary.get(p, {}).get(metric.key, {}).get("median", math.nan), base
+                )
+            )
+            for p in peers
+        ]
         rows.append(
-            [metric.label, metric.unit, "lower" if metric.lower_is_better else "higher"] + [_cell(s) for s in stats] + ratios
+            [metric.label, metric.unit, "lower" if metric.lower_is_better else "higher"]
+            + [_cell(s) for s in stats]
+            + ratios
         )
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(text.ljust(widths[i]) if i == 0 else text.rjust(widths[i]) for i, text in enumerate(row)) for row in [header] + rows]
+    lines = [
+        "  ".join(
+            text.ljust(widths[i]) if i == 0 else text.rjust(widths[i])
+            for i, text in enumerate(row)
+        )
+        for row in [header] + rows
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
 

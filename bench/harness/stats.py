@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 
@@ -20,7 +21,17 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
 
 def summary(values: Sequence[float]) -> dict[str, float]:
     """Median, min and max of per-repetition values (NaNs dropped)."""
-    clean = [v for v in values if v == v]
+    clean = [v for v in values if not math.isnan(v)]
     if not clean:
-        return {"median": float("nan"), "min": float("nan"), "max": float("nan"), "n": 0}
-    return {"median": statistics.median(clean), "min": min(clean), "max": max(clean), "n": len(clean)}
+        return {
+            "median": float("nan"),
+            "min": float("nan"),
+            "max": float("nan"),
+            "n": 0,
+        }
+    return {
+        "median": statistics.median(clean),
+        "min": min(clean),
+        "max": max(clean),
+        "n": len(clean),
+    }

@@ -25,7 +25,9 @@ class ServerError(RuntimeError):
 class StdioPeer:
     """One spawned stdio server and the client end of its pipes."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, stderr: IO[bytes]) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], cwd: Path, stderr: IO[bytes]
+    ) -> None:
         self.spawned_at = time.perf_counter()
         self.proc = processes.spawn(argv, env, cwd, stderr, pipes=True)
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -59,12 +61,14 @@ class StdioPeer:
             except BlockingIOError:
                 pass
             except BrokenPipeError as exc:
-                raise ServerError(f"server closed stdin (exit code {self.proc.poll()})") from exc
+                raise ServerError(
+                    f"server closed stdin (exit code {self.proc.poll()})"
+                ) from exc
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError("writing to the server's stdin timed out")
             # While the pipe is full, keep draining the server's output so neither side can deadlock.
-            readable, writable, _ = select.select([self._out_fd], [self._in_fd], [], remaining)
+            readable, _, _ = select.select([self._out_fd], [self._in_fd], [], remaining)
             if readable:
                 self._fill(time.monotonic() + 0.0)
 
@@ -82,7 +86,9 @@ class StdioPeer:
                     return
                 continue
             if not chunk:
-                raise ServerError(f"server closed stdout (exit code {self.proc.poll()})")
+                raise ServerError(
+                    f"server closed stdout (exit code {self.proc.poll()})"
+                )
             self._buffer += chunk
             return
 
@@ -96,7 +102,9 @@ class StdioPeer:
                 del self._buffer[: end + 1]
                 return lines
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"no message from the server within {timeout_s:.1f} s")
+                raise TimeoutError(
+                    f"no message from the server within {timeout_s:.1f} s"
+                )
             self._fill(deadline)
 
     def read_responses(self, timeout_s: float = 30.0) -> list[dict[str, Any]]:
@@ -112,7 +120,14 @@ class StdioPeer:
                     if "id" in message:  # a server->client request we do not support
                         self.write(
                             codec.dumps(
-                                {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not supported"}}
+                                {
+                                    "jsonrpc": "2.0",
+                                    "id": message["id"],
+                                    "error": {
+                                        "code": -32601,
+                                        "message": "not supported",
+                                    },
+                                }
                             )
                             + b"\n"
                         )
@@ -121,7 +136,9 @@ class StdioPeer:
             if responses:
                 return responses
 
-    def request(self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 30.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 30.0
+    ) -> dict[str, Any]:
         """Send one request and return its result (raises ServerError on an error response)."""
         request_id = self.next_id()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -132,7 +149,9 @@ class StdioPeer:
         while True:
             for response in self.read_responses(max(0.0, deadline - time.monotonic())):
                 if response.get("id") != request_id:
-                    raise ServerError(f"unexpected response id {response.get('id')!r} (wanted {request_id})")
+                    raise ServerError(
+                        f"unexpected response id {response.get('id')!r} (wanted {request_id})"
+                    )
                 if "error" in response:
                     raise ServerError(f"{method} failed: {response['error']}")
                 return response["result"]
@@ -171,9 +190,12 @@ def call_request_bytes(request_id: int, tool: str, arguments: dict[str, Any]) ->
     """Pre-encode one tools/call request line."""
     return (
         codec.dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
         )
         + b"\n"
     )
-
-

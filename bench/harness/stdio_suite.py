@@ -35,7 +35,9 @@ def _spawn(impl: Implementation, stderr: IO[bytes]) -> StdioPeer:
 
 def _call_line_parts(tool: str, arguments: dict[str, Any]) -> tuple[bytes, bytes]:
     """Split a pre-encoded tools/call line around its id so each request costs one concatenation."""
-    tail = codec.dumps({"method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+    tail = codec.dumps(
+        {"method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    )
     return b'{"jsonrpc":"2.0","id":', b"," + tail[1:] + b"\n"
 
 
@@ -44,13 +46,17 @@ def _text_of(result: dict[str, Any]) -> str:
     return content[0].get("text", "") if content else ""
 
 
-def cold_start(impl: Implementation, stderr: IO[bytes], timeout_s: float) -> dict[str, float]:
+def cold_start(
+    impl: Implementation, stderr: IO[bytes], timeout_s: float
+) -> dict[str, float]:
     """Spawn -> initialize response, and spawn -> first tools/call result, in milliseconds."""
     peer = _spawn(impl, stderr)
     try:
         peer.initialize(timeout_s)
         init_ms = (time.perf_counter() - peer.spawned_at) * 1000
-        result = peer.request("tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, timeout_s)
+        result = peer.request(
+            "tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, timeout_s
+        )
         first_ms = (time.perf_counter() - peer.spawned_at) * 1000
         if _text_of(result) != ECHO_TEXT:
             raise ServerError(f"echo returned {result!r}")
@@ -61,27 +67,39 @@ def cold_start(impl: Implementation, stderr: IO[bytes], timeout_s: float) -> dic
 
 def validate(peer: StdioPeer, timeout_s: float) -> None:
     """Check that the server really implements the tiny benchmark server (tools, resource, results)."""
-    tools = {tool["name"] for tool in peer.request("tools/list", {}, timeout_s)["tools"]}
+    tools = {
+        tool["name"] for tool in peer.request("tools/list", {}, timeout_s)["tools"]
+    }
     if not {"echo", "add"} <= tools:
         raise ServerError(f"tools/list lacks echo/add: {sorted(tools)}")
-    echoed = peer.request("tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, timeout_s)
+    echoed = peer.request(
+        "tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, timeout_s
+    )
     if _text_of(echoed) != ECHO_TEXT or echoed.get("isError"):
         raise ServerError(f"echo returned {echoed!r}")
-    added = peer.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, timeout_s)
+    added = peer.request(
+        "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, timeout_s
+    )
     if _text_of(added) != "5" or added.get("isError"):
         raise ServerError(f"add(2, 3) returned {added!r}")
-    contents = peer.request("resources/read", {"uri": "bench://static"}, timeout_s)["contents"]
+    contents = peer.request("resources/read", {"uri": "bench://static"}, timeout_s)[
+        "contents"
+    ]
     if not contents or contents[0].get("text") != STATIC_TEXT:
         raise ServerError(f"resources/read bench://static returned {contents!r}")
 
 
-def _sequential(peer: StdioPeer, line_for: Any, count: int, deadline: float) -> list[float]:
+def _sequential(
+    peer: StdioPeer, line_for: Any, count: int, deadline: float
+) -> list[float]:
     """Send `count` requests one at a time; return each round trip in microseconds."""
     latencies: list[float] = []
     clock = time.perf_counter_ns
     for _ in range(count):
         if time.monotonic() > deadline:
-            raise TimeoutError(f"sequential phase exceeded its time budget after {len(latencies)} calls")
+            raise TimeoutError(
+                f"sequential phase exceeded its time budget after {len(latencies)} calls"
+            )
         request_id = peer.next_id()
         line = line_for(request_id)
         started = clock()
@@ -89,11 +107,15 @@ def _sequential(peer: StdioPeer, line_for: Any, count: int, deadline: float) -> 
         response = peer.read_responses()[0]
         latencies.append((clock() - started) / 1000)
         if response.get("id") != request_id or "result" not in response:
-            raise ServerError(f"bad response to request {request_id}: {str(response)[:300]}")
+            raise ServerError(
+                f"bad response to request {request_id}: {str(response)[:300]}"
+            )
     return latencies
 
 
-def _pipelined(peer: StdioPeer, head: bytes, tail: bytes, count: int, window: int, deadline: float) -> float:
+def _pipelined(
+    peer: StdioPeer, head: bytes, tail: bytes, count: int, window: int, deadline: float
+) -> float:
     """Keep `window` tools/call requests in flight until `count` are answered; returns elapsed seconds."""
     first_id = peer._next_id
     peer._next_id += count
@@ -108,10 +130,16 @@ def _pipelined(peer: StdioPeer, head: bytes, tail: bytes, count: int, window: in
     received = errors = 0
     while received < count:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"pipelined phase exceeded its time budget after {received} of {count} calls")
+            raise TimeoutError(
+                f"pipelined phase exceeded its time budget after {received} of {count} calls"
+            )
         responses = peer.read_responses()
         received += len(responses)
-        errors += sum(1 for response in responses if "result" not in response or response["result"].get("isError"))
+        errors += sum(
+            1
+            for response in responses
+            if "result" not in response or response["result"].get("isError")
+        )
         more = min(len(responses), count - sent)
         if more:
             peer.write(batch(more))
@@ -122,7 +150,9 @@ def _pipelined(peer: StdioPeer, head: bytes, tail: bytes, count: int, window: in
     return elapsed
 
 
-def session(impl: Implementation, plan: StdioPlan, stderr: IO[bytes]) -> dict[str, float]:
+def session(
+    impl: Implementation, plan: StdioPlan, stderr: IO[bytes]
+) -> dict[str, float]:
     """One stdio session: memory after initialize, latencies, throughput, CPU per call, 1 MiB echo."""
     out: dict[str, float] = {}
     peer = _spawn(impl, stderr)
@@ -139,25 +169,41 @@ def session(impl: Implementation, plan: StdioPlan, stderr: IO[bytes]) -> dict[st
         _sequential(peer, echo_line, plan.warmup_calls, deadline)
         cpu_before = procstat.cpu_seconds(peer.pid)
         latencies = _sequential(peer, echo_line, plan.sequential_calls, deadline)
-        out["cpu_per_call_seq_us"] = (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.sequential_calls * 1e6
+        out["cpu_per_call_seq_us"] = (
+            (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.sequential_calls * 1e6
+        )
         out["seq_p50_us"] = percentile(latencies, 0.5)
         out["seq_p99_us"] = percentile(latencies, 0.99)
 
         def list_line(request_id: int) -> bytes:
-            return b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}\n' % request_id
+            return (
+                b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}\n'
+                % request_id
+            )
 
         def read_line(request_id: int) -> bytes:
-            return b'{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"bench://static"}}\n' % request_id
+            return (
+                b'{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"bench://static"}}\n'
+                % request_id
+            )
 
         deadline = time.monotonic() + plan.phase_timeout_s
-        out["tools_list_p50_us"] = percentile(_sequential(peer, list_line, plan.list_calls, deadline), 0.5)
-        out["resources_read_p50_us"] = percentile(_sequential(peer, read_line, plan.read_calls, deadline), 0.5)
+        out["tools_list_p50_us"] = percentile(
+            _sequential(peer, list_line, plan.list_calls, deadline), 0.5
+        )
+        out["resources_read_p50_us"] = percentile(
+            _sequential(peer, read_line, plan.read_calls, deadline), 0.5
+        )
 
         deadline = time.monotonic() + plan.phase_timeout_s
         cpu_before = procstat.cpu_seconds(peer.pid)
-        elapsed = _pipelined(peer, head, tail, plan.pipelined_calls, plan.window, deadline)
+        elapsed = _pipelined(
+            peer, head, tail, plan.pipelined_calls, plan.window, deadline
+        )
         out["pipelined_calls_per_s"] = plan.pipelined_calls / elapsed
-        out["cpu_per_call_pipelined_us"] = (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.pipelined_calls * 1e6
+        out["cpu_per_call_pipelined_us"] = (
+            (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.pipelined_calls * 1e6
+        )
 
         if plan.big_calls:
             out["echo_1mib_ms"] = _big_echo(peer, plan)
@@ -185,7 +231,14 @@ def _big_echo(peer: StdioPeer, plan: StdioPlan) -> float:
     return percentile(timings, 0.5)
 
 
-def leak_check(impl: Implementation, first: int, total: int, window: int, stderr: IO[bytes], timeout_s: float) -> dict[str, float]:
+def leak_check(
+    impl: Implementation,
+    first: int,
+    total: int,
+    window: int,
+    stderr: IO[bytes],
+    timeout_s: float,
+) -> dict[str, float]:
     """RSS after `first` pipelined calls and after `total` calls, and the growth between them in percent."""
     peer = _spawn(impl, stderr)
     try:

@@ -19,15 +19,40 @@ class Target:
 
 
 TARGETS = [
-    Target("stdio server CPU per call (sequential) <= 1/8 of SDK", "stdio.cpu_per_call_seq_us", True, 8),
-    Target("stdio server CPU per call (pipelined) <= 1/8 of SDK", "stdio.cpu_per_call_pipelined_us", True, 8),
-    Target("stdio pipelined throughput >= 10x SDK", "stdio.pipelined_calls_per_s", False, 10),
+    Target(
+        "stdio server CPU per call (sequential) <= 1/8 of SDK",
+        "stdio.cpu_per_call_seq_us",
+        True,
+        8,
+    ),
+    Target(
+        "stdio server CPU per call (pipelined) <= 1/8 of SDK",
+        "stdio.cpu_per_call_pipelined_us",
+        True,
+        8,
+    ),
+    Target(
+        "stdio pipelined throughput >= 10x SDK",
+        "stdio.pipelined_calls_per_s",
+        False,
+        10,
+    ),
     Target("stdio sequential p50 <= 1/4 of SDK", "stdio.seq_p50_us", True, 4),
     Target("HTTP SSE c=16 throughput >= 5x SDK", "http_sse.c16_calls_per_s", False, 5),
-    Target("HTTP JSON c=16 throughput >= 5x SDK", "http_json.c16_calls_per_s", False, 5),
-    Target("cold start (initialize) <= 1/2 of SDK", "stdio.cold_start_init_ms", True, 2),
+    Target(
+        "HTTP JSON c=16 throughput >= 5x SDK", "http_json.c16_calls_per_s", False, 5
+    ),
+    Target(
+        "cold start (initialize) <= 1/2 of SDK", "stdio.cold_start_init_ms", True, 2
+    ),
     Target("RSS after initialize <= 1/2 of SDK", "stdio.rss_after_init_mib", True, 2),
-    Target("RSS growth over the leak check <= 10%", "stdio.rss_growth_pct", True, 10, peer=None),
+    Target(
+        "RSS growth over the leak check <= 10%",
+        "stdio.rss_growth_pct",
+        True,
+        10,
+        peer=None,
+    ),
     Target("1 MiB echo no slower than SDK", "stdio.echo_1mib_ms", True, 1),
 ]
 
@@ -41,19 +66,39 @@ def safe_ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator
 
 
-def evaluate(summary: dict[str, dict[str, dict[str, float]]], baseline: str = "mcp_kit") -> list[dict[str, Any]]:
+def evaluate(
+    summary: dict[str, dict[str, dict[str, float]]], baseline: str = "mcp_kit"
+) -> list[dict[str, Any]]:
     """For each target: the advantage of `baseline` (>= factor passes), or the bound check."""
     rows: list[dict[str, Any]] = []
     for target in TARGETS:
         ours = summary.get(baseline, {}).get(target.metric, {}).get("median", math.nan)
-        row: dict[str, Any] = {"target": target.description, "metric": target.metric, "value": ours}
+        row: dict[str, Any] = {
+            "target": target.description,
+            "metric": target.metric,
+            "value": ours,
+        }
         if target.peer is None:
             row["required"] = f"<= {target.factor:g}"
             row["passed"] = None if math.isnan(ours) else ours <= target.factor
         else:
-            theirs = summary.get(target.peer, {}).get(target.metric, {}).get("median", math.nan)
-            advantage = safe_ratio(theirs, ours) if target.lower_is_better else safe_ratio(ours, theirs)
-            row.update(peer_value=theirs, advantage=advantage, required=f">= {target.factor:g}x")
-            row["passed"] = None if math.isnan(advantage) else advantage >= target.factor
+            theirs = (
+                summary.get(target.peer, {})
+                .get(target.metric, {})
+                .get("median", math.nan)
+            )
+            advantage = (
+                safe_ratio(theirs, ours)
+                if target.lower_is_better
+                else safe_ratio(ours, theirs)
+            )
+            row.update(
+                peer_value=theirs,
+                advantage=advantage,
+                required=f">= {target.factor:g}x",
+            )
+            row["passed"] = (
+                None if math.isnan(advantage) else advantage >= target.factor
+            )
         rows.append(row)
     return rows

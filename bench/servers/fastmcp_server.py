@@ -11,8 +11,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _args import parse_bench_args  # noqa: E402
-from fastmcp import FastMCP  # noqa: E402
+from _args import parse_bench_args, tool_style
+from fastmcp import FastMCP
 
 STATIC_TEXT = "static resource text for the benchmark"
 
@@ -21,15 +21,29 @@ def build_app() -> FastMCP:
     """Create the FastMCP server with the two tools and the static resource."""
     app = FastMCP("bench")
 
-    @app.tool
-    def echo(text: str) -> str:
-        """Return the given text unchanged."""
-        return text
+    if tool_style() == "sync":  # BENCH_TOOL_STYLE=sync: plain functions (run in worker threads)
 
-    @app.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
+        @app.tool
+        def echo(text: str) -> str:
+            """Return the given text unchanged."""
+            return text
+
+        @app.tool
+        def add(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
+
+    else:  # the default: coroutine functions, the same code in every framework
+
+        @app.tool
+        async def echo(text: str) -> str:
+            """Return the given text unchanged."""
+            return text
+
+        @app.tool
+        async def add(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
 
     @app.resource("bench://static", name="static", mime_type="text/plain")
     def static() -> str:

@@ -1,11 +1,14 @@
 """Floor reference: a pure-Python newline-delimited JSON-RPC loop that answers like the tiny MCP server.
 
-No framework, no validation, no tasks: read a line, build the answer dict, write it. It speaks only
-stdio and exists to show what the protocol itself costs in CPython (the lower bound for any framework).
+No framework, no validation, no tasks: read a line, build the answer dict, write it. It exists to
+show what the protocol itself costs in CPython (the lower bound for any framework). With
+`--transport http` it serves the same answers over a bare HTTP protocol (floor_http.py): the ceiling
+of what the harness's HTTP client can measure.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -15,7 +18,11 @@ TOOLS = [
     {
         "name": "echo",
         "description": "Return the given text unchanged.",
-        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
     },
     {
         "name": "add",
@@ -40,7 +47,10 @@ def _initialize(params: dict[str, Any]) -> dict[str, Any]:
 def _call_tool(params: dict[str, Any]) -> dict[str, Any]:
     arguments = params.get("arguments") or {}
     if params.get("name") == "echo":
-        return {"content": [{"type": "text", "text": arguments["text"]}], "isError": False}
+        return {
+            "content": [{"type": "text", "text": arguments["text"]}],
+            "isError": False,
+        }
     if params.get("name") == "add":
         total = arguments["a"] + arguments["b"]
         return {
@@ -52,7 +62,11 @@ def _call_tool(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_resource(params: dict[str, Any]) -> dict[str, Any]:
-    return {"contents": [{"uri": params["uri"], "mimeType": "text/plain", "text": STATIC_TEXT}]}
+    return {
+        "contents": [
+            {"uri": params["uri"], "mimeType": "text/plain", "text": STATIC_TEXT}
+        ]
+    }
 
 
 HANDLERS = {
@@ -64,22 +78,51 @@ HANDLERS = {
 }
 
 
-def main() -> None:
+def answer(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON-RPC response to `message` (None for notifications)."""
+    if "id" not in message:
+        return None
+    handler = HANDLERS.get(message.get("method"))
+    if handler is None:
+        return {
+            "jsonrpc": "2.0",
+            "id": message["id"],
+            "error": {"code": -32601, "message": "Method not found"},
+        }
+    return {
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "result": handler(message.get("params") or {}),
+    }
+
+
+def serve_stdio() -> None:
     """Serve until stdin closes."""
-    if "--transport" in sys.argv and sys.argv[sys.argv.index("--transport") + 1] != "stdio":
-        sys.exit("floor_echo.py speaks stdio only")
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     for line in stdin:
-        message = json.loads(line)
-        if "id" not in message:
-            continue  # notification
-        handler = HANDLERS.get(message.get("method"))
-        if handler is None:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
-        else:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "result": handler(message.get("params") or {})}
-        stdout.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
-        stdout.flush()
+        reply = answer(json.loads(line))
+        if reply is not None:
+            stdout.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+            stdout.flush()
+
+
+def main() -> None:
+    """Serve on stdio (default) or HTTP."""
+    parser = argparse.ArgumentParser(prog="floor_echo.py")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--log-level", default="WARNING")
+    args = parser.parse_args()
+    if args.transport == "stdio":
+        serve_stdio()
+    else:
+        from floor_http import (
+            serve,  # imported lazily: the stdio floor stays free of asyncio
+        )
+
+        serve(args.host, args.port, args.json_response)
 
 
 if __name__ == "__main__":

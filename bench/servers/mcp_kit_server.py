@@ -6,33 +6,45 @@ Run: `python mcp_kit_server.py --transport stdio` or `--transport http --port N 
 
 from __future__ import annotations
 
-import inspect
-import logging
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _args import parse_bench_args  # noqa: E402
-from mcp_kit import MCPServer  # noqa: E402
+from _args import parse_bench_args, tool_style
+
+from mcp_kit import MCPServer
 
 STATIC_TEXT = "static resource text for the benchmark"
-logger = logging.getLogger("bench.mcp_kit_server")
 
 
 def build_app() -> MCPServer:
     """Create the mcp_kit server with the two tools and the static resource."""
     app = MCPServer("bench")
 
-    @app.tool
-    def echo(text: str) -> str:
-        """Return the given text unchanged."""
-        return text
+    if tool_style() == "sync":  # BENCH_TOOL_STYLE=sync: plain functions (run in worker threads)
 
-    @app.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
+        @app.tool
+        def echo(text: str) -> str:
+            """Return the given text unchanged."""
+            return text
+
+        @app.tool
+        def add(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
+
+    else:  # the default: coroutine functions, the same code in every framework
+
+        @app.tool
+        async def echo(text: str) -> str:
+            """Return the given text unchanged."""
+            return text
+
+        @app.tool
+        async def add(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
 
     @app.resource("bench://static", name="static", mime_type="text/plain")
     def static() -> str:
@@ -45,18 +57,20 @@ def build_app() -> MCPServer:
 def main() -> None:
     """Parse the flags and serve on stdio or Streamable HTTP."""
     args = parse_bench_args("mcp_kit_server.py")
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     app = build_app()
+    log_level = args.log_level.lower()
     if args.transport == "stdio":
-        app.run(transport="stdio")
+        app.run(transport="stdio", log_level=log_level)
         return
-    options = {"host": args.host, "port": args.port}
+    options: dict[str, object] = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": log_level,
+    }
     if args.json_response:
-        if "json_response" in inspect.signature(app.run).parameters:
-            options["json_response"] = True
-        else:
-            logger.error("this mcp_kit version has no JSON-response mode for Streamable HTTP")
-            sys.exit(3)
+        options["json_response"] = (
+            True  # an mcp_kit without this option fails loudly (TypeError), by design
+        )
     app.run(transport="http", **options)
 
 

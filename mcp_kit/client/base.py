@@ -65,10 +65,14 @@ class BaseClient:
         request_id = next(self._ids)
         event, box = anyio.Event(), []
         self._waiting[request_id] = (event, box)
+        limit = self.default_timeout if timeout is None else timeout
         try:
             await self._send(Request(request_id, method, params))
-            with anyio.fail_after(self.default_timeout if timeout is None else timeout):
+            with anyio.move_on_after(limit):
                 await event.wait()
+            if not box:
+                await self._timed_out(request_id, method)
+                raise TimeoutError(f"no answer to {method} within {limit:g} s")
         finally:
             self._waiting.pop(request_id, None)
         reply = box[0]
@@ -83,6 +87,9 @@ class BaseClient:
 
     async def cancel(self, request_id: Any, reason: str = "cancelled by the client") -> None:
         await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def _timed_out(self, request_id: Any, method: str) -> None:
+        """Called when a request got no answer in time (before TimeoutError is raised)."""
 
     def _fail_pending(self, error: BaseException) -> None:
         """Wake every waiting request with `error` (the connection is gone)."""

@@ -1,0 +1,455 @@
+"""Benchmark mcp_kit against the official MCP SDK and FastMCP (and a pure-Python floor), side by side.
+
+    .venv/bin/python bench/run.py --quick     # < 2 minutes
+    .venv/bin/python bench/run.py --full      # the figures for the README (~15 minutes)
+
+Every server is a black box started as a subprocess; peers live in their own venvs under bench/.venvs/.
+Implementations are interleaved within each repetition; the table shows medians with min-max across
+repetitions and each peer's ratio to mcp_kit. Raw figures go to bench/results/<stamp>-<mode>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (
+    codec,
+    http_suite,
+    implementations,
+    processes,
+    report,
+    stdio_suite,
+    targets,
+)
+from harness.metrics import all_metrics
+from harness.stats import summary as summarise
+
+logger = logging.getLogger("bench")
+RESULTS_DIR = implementations.BENCH_DIR / "results"
+ALL_IMPLEMENTATIONS = ["mcp_kit", "sdk", "fastmcp", "floor"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Sizes of one benchmark mode."""
+
+    cold_reps: int
+    stdio_reps: int
+    http_reps: int
+    stdio: stdio_suite.StdioPlan
+    leak_first: int
+    leak_total: int
+    http: http_suite.HttpPlan
+
+
+MODES = {
+    "quick": Mode(
+        cold_reps=3,
+        stdio_reps=2,
+        http_reps=2,
+        stdio=stdio_suite.StdioPlan(
+            warmup_calls=100,
+            sequential_calls=1000,
+            list_calls=100,
+            read_calls=100,
+            pipelined_calls=2000,
+            window=64,
+            big_calls=2,
+            big_bytes=1 << 20,
+            phase_timeout_s=60,
+        ),
+        leak_first=500,
+        leak_total=2000,
+        http=http_suite.HttpPlan(
+            concurrencies=(1, 16, 64),
+            warmup_calls=2,
+            duration_s=0.5,
+            max_calls=200_000,
+            start_timeout_s=30,
+        ),
+    ),
+    "full": Mode(
+        cold_reps=10,
+        stdio_reps=5,
+        http_reps=3,
+        stdio=stdio_suite.StdioPlan(
+            warmup_calls=500,
+            sequential_calls=3000,
+            list_calls=500,
+            read_calls=500,
+            pipelined_calls=20000,
+            window=64,
+            big_calls=10,
+            big_bytes=1 << 20,
+            phase_timeout_s=300,
+        ),
+        leak_first=10_000,
+        leak_total=100_000,
+        http=http_suite.HttpPlan(
+            concurrencies=(1, 16, 64),
+            warmup_calls=20,
+            duration_s=3.0,
+            max_calls=2_000_000,
+            start_timeout_s=30,
+        ),
+    ),
+}
+
+
+class Run:
+    """Collects samples and errors of one benchmark run."""
+
+    def __init__(
+        self, impls: list[implementations.Implementation], log_dir: Path
+    ) -> None:
+        self.impls = impls
+        self.log_dir = log_dir
+        self.samples: dict[str, dict[str, list[float]]] = {
+            impl.name: {} for impl in impls
+        }
+        self.extra: dict[str, dict[str, list[Any]]] = {impl.name: {} for impl in impls}
+        self.errors: list[dict[str, Any]] = []
+        self.phase_seconds: list[dict[str, Any]] = []
+
+    def record(self, impl: str, prefix: str, figures: dict[str, Any]) -> None:
+        """Store one repetition's figures under `prefix.key`."""
+        for key, value in figures.items():
+            target = self.samples if isinstance(value, (int, float)) else self.extra
+            target[impl].setdefault(f"{prefix}.{key}", []).append(value)
+
+    def attempt(
+        self,
+        impl: implementations.Implementation,
+        phase: str,
+        rep: int,
+        action: Callable[[Any], Any],
+    ) -> Any:
+        """Run one measurement with its server's stderr in a log file; record (not raise) failures."""
+        log_path = self.log_dir / f"{impl.name}-{phase}-r{rep}.log"
+        started = time.monotonic()
+        try:
+            with open(log_path, "wb") as stderr:
+                result = action(stderr)
+        except Exception as exc:  # noqa: BLE001 - a failing server must not stop the run
+            tail = (
+                log_path.read_text(errors="replace").strip().splitlines()[-5:]
+                if log_path.exists()
+                else []
+            )
+            self.errors.append(
+                {
+                    "impl": impl.name,
+                    "phase": phase,
+                    "rep": rep,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "stderr_tail": tail,
+                }
+            )
+            logger.error(
+                "%s %s rep %d failed: %s: %s",
+                impl.name,
+                phase,
+                rep,
+                type(exc).__name__,
+                exc,
+            )
+            for line in tail:
+                logger.error("    %s", line)
+            logger.debug("%s", traceback.format_exc())
+            return None
+        seconds = time.monotonic() - started
+        self.phase_seconds.append(
+            {
+                "impl": impl.name,
+                "phase": phase,
+                "rep": rep,
+                "seconds": round(seconds, 3),
+            }
+        )
+        logger.info("  %-8s %-10s rep %d  %.1f s", impl.name, phase, rep, seconds)
+        return result
+
+
+def rotated(items: list[Any], shift: int) -> list[Any]:
+    """`items` rotated left by `shift` (varies who runs first in each repetition)."""
+    if not items:
+        return items
+    shift %= len(items)
+    return items[shift:] + items[:shift]
+
+
+def run_all(run: Run, mode: Mode, do_stdio: bool, do_http: bool) -> None:
+    """All phases, implementations interleaved inside each repetition."""
+    stdio_impls = [
+        impl for impl in run.impls if impl.available and "stdio" in impl.transports
+    ]
+    http_impls = [
+        impl for impl in run.impls if impl.available and "http" in impl.transports
+    ]
+    if do_stdio:
+        logger.info("stdio: priming (byte-compiles each server once, not measured)")
+        for impl in stdio_impls:
+            run.attempt(
+                impl,
+                "prime",
+                0,
+                lambda err, impl=impl: stdio_suite.cold_start(impl, err, 120),
+            )
+        logger.info("stdio: cold start x%d", mode.cold_reps)
+        for rep in range(mode.cold_reps):
+            for impl in rotated(stdio_impls, rep):
+                figures = run.attempt(
+                    impl,
+                    "cold",
+                    rep,
+                    lambda err, impl=impl: stdio_suite.cold_start(impl, err, 60),
+                )
+                if figures:
+                    run.record(impl.name, "stdio", figures)
+        logger.info("stdio: sessions x%d", mode.stdio_reps)
+        for rep in range(mode.stdio_reps):
+            for impl in rotated(stdio_impls, rep):
+                figures = run.attempt(
+                    impl,
+                    "session",
+                    rep,
+                    lambda err, impl=impl: stdio_suite.session(impl, mode.stdio, err),
+                )
+                if figures:
+                    run.record(impl.name, "stdio", figures)
+        logger.info(
+            "stdio: leak check (%d then %d calls)", mode.leak_first, mode.leak_total
+        )
+        for impl in stdio_impls:
+            figures = run.attempt(
+                impl,
+                "leak",
+                0,
+                lambda err, impl=impl: stdio_suite.leak_check(
+                    impl,
+                    mode.leak_first,
+                    mode.leak_total,
+                    mode.stdio.window,
+                    err,
+                    mode.stdio.phase_timeout_s * 4,
+                ),
+            )
+            if figures:
+                run.record(impl.name, "stdio", figures)
+    if do_http:
+        logger.info("Streamable HTTP x%d (SSE and JSON responses)", mode.http_reps)
+        for rep in range(mode.http_reps):
+            for impl in rotated(http_impls, rep):
+                for json_response in (False, True):
+                    label = "json" if json_response else "sse"
+                    figures = run.attempt(
+                        impl,
+                        f"http-{label}",
+                        rep,
+                        lambda err, impl=impl, js=json_response: http_suite.run(
+                            impl, js, mode.http, err
+                        ),
+                    )
+                    if figures:
+                        run.record(impl.name, f"http_{label}", figures)
+
+
+def without_nan(value: Any) -> Any:
+    """Copy of `value` with NaN/inf floats replaced by None (strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: without_nan(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_nan(item) for item in value]
+    return value
+
+
+def machine_info() -> dict[str, Any]:
+    """What the figures were measured on."""
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "client_json_codec": codec.CODEC_NAME,
+    }
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(
+        prog="bench/run.py", description=__doc__.split("\n\n")[0]
+    )
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--quick",
+        action="store_const",
+        dest="mode",
+        const="quick",
+        help="small run, < 2 minutes (default)",
+    )
+    size.add_argument(
+        "--full",
+        action="store_const",
+        dest="mode",
+        const="full",
+        help="the full run (~15 minutes)",
+    )
+    parser.add_argument(
+        "--impl",
+        default=",".join(ALL_IMPLEMENTATIONS),
+        help="comma-separated subset of " + ",".join(ALL_IMPLEMENTATIONS),
+    )
+    parser.add_argument(
+        "--baseline",
+        default="mcp_kit",
+        help="implementation the ratios are relative to",
+    )
+    parser.add_argument("--no-stdio", action="store_true", help="skip the stdio phases")
+    parser.add_argument(
+        "--no-http", action="store_true", help="skip the Streamable HTTP phases"
+    )
+    parser.add_argument(
+        "--no-setup", action="store_true", help="do not create or repair bench/.venvs"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where to write the JSON (default bench/results/<stamp>-<mode>.json)",
+    )
+    parser.add_argument(
+        "--sync-tools",
+        action="store_true",
+        help="write the tools as plain functions (each framework runs them in worker threads); "
+        "default: coroutine functions",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.set_defaults(mode="quick")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table; returns the exit code."""
+    args = parse_args(argv)
+    os.environ["BENCH_TOOL_STYLE"] = "sync" if args.sync_tools else "async"
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(message)s",
+        stream=sys.stderr,
+    )
+    mode = MODES[args.mode]
+    names = [name.strip() for name in args.impl.split(",") if name.strip()]
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log_dir = RESULTS_DIR / "logs" / f"{stamp}-{args.mode}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+
+    impls = implementations.prepare(names, setup_peers=not args.no_setup)
+    for impl in impls:
+        logger.info(
+            "%-8s %s",
+            impl.name,
+            "ready" if impl.available else f"UNAVAILABLE: {impl.reason}",
+        )
+    run = Run(impls, log_dir)
+    try:
+        run_all(run, mode, do_stdio=not args.no_stdio, do_http=not args.no_http)
+    except KeyboardInterrupt:
+        logger.error("interrupted; stopping servers")
+    finally:
+        processes.stop_all()
+
+    order = [impl.name for impl in impls]
+    summary = {
+        name: {key: summarise(values) for key, values in metrics.items()}
+        for name, metrics in run.samples.items()
+    }
+    metrics = all_metrics(mode.http.concurrencies)
+    baseline = args.baseline if args.baseline in order else order[0]
+    target_rows = targets.evaluate(summary, baseline)
+    elapsed = time.monotonic() - started
+
+    result = {
+        "mode": args.mode,
+        "started": stamp,
+        "elapsed_s": elapsed,
+        "machine": machine_info(),
+        "config": asdict(mode),
+        "baseline": baseline,
+        "implementations": {
+            impl.name: {
+                "label": impl.label,
+                "available": impl.available,
+                "reason": impl.reason,
+                "python": str(impl.python),
+                "versions": {
+                    dist: implementations.package_version(impl.python, dist)
+                    for dist in ("mcp", "fastmcp", "mcp-kit")
+                }
+                if impl.available
+                else {},
+            }
+            for impl in impls
+        },
+        "samples": run.samples,
+        "details": run.extra,
+        "summary": summary,
+        "targets": target_rows,
+        "errors": run.errors,
+        "phase_seconds": run.phase_seconds,
+        "logs": str(log_dir),
+    }
+    out = args.out or RESULTS_DIR / f"{stamp}-{args.mode}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(without_nan(result), indent=1, default=str))
+
+    print(
+        f"\nmcp_kit benchmark, {args.mode} mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, {elapsed:.0f} s"
+    )
+    print(
+        "cells: median (min-max) over repetitions; ratio columns: peer median / "
+        + baseline
+        + " median\n"
+    )
+    print(report.table(metrics, summary, order, baseline))
+    if baseline == "mcp_kit":
+        print("\ntargets of issue 8 (mcp_kit vs sdk, medians of this run):")
+        print(report.targets_text(target_rows, baseline))
+    for impl in impls:
+        if not impl.available:
+            print(f"\n{impl.name} was not measured: {impl.reason}")
+    if run.errors:
+        print(f"\n{len(run.errors)} measurement(s) failed (see {out}):")
+        for error in run.errors:
+            print(
+                f"  {error['impl']} {error['phase']} rep {error['rep']}: {error['error']}"
+            )
+    print(f"\nraw figures: {out}")
+    return 1 if run.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
