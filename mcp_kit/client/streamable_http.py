@@ -106,10 +106,11 @@ class StreamableHTTPTransport(Transport):
             answer = error_answer(request_id, response.status_code, body) if request_id is not None else None
             if response.status_code == 404 and self.session_id is not None and request_id is None:
                 self.finish(ConnectionClosed(f"the server at {self.url} ended the session (HTTP 404)"))
-            elif isinstance(message, Request) and message.method == "initialize" and not is_jsonrpc_error(body):
-                assert answer is not None
-                self.finish(ConnectionClosed(f"{self.url} answered initialize with {answer.message}; is this the MCP "
-                                             f"endpoint? (mcp_kit servers answer at /mcp, legacy clients at /sse)"))
+            elif isinstance(message, Request) and message.method == "initialize":
+                assert answer is not None  # no session without a handshake: a connection failure, not an answer
+                hint = "" if is_jsonrpc_error(body) else ("; is this the MCP endpoint? (mcp_kit servers answer "
+                                                          "at /mcp, legacy clients at /sse)")
+                self.finish(ConnectionClosed(f"{self.url} refused initialize: {answer.message}{hint}"))
             elif answer is not None:
                 self.deliver(answer)
             else:

@@ -1,8 +1,9 @@
 """Server-sent event streams of one HTTP session, kept so a dropped client can resume.
 
-Every message sent on a stream gets an event id `<stream>-<seq>`. Events stay in memory
-(bounded per session) until the stream is finished and fully delivered, so a client that
-reconnects with `Last-Event-ID` gets what it missed, and then the rest as it happens.
+Every message sent on a stream gets an event id `<stream>-<seq>`. Events stay in memory, so a
+client that reconnects with `Last-Event-ID` gets what it missed and then the rest as it
+happens. Streams still in progress are always kept; finished ones are forgotten oldest first
+once a session holds more than its budget of events or bytes.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from dataclasses import dataclass, field
 
 import anyio
 
-MAX_EVENTS_PER_SESSION = 10_000
+MAX_EVENTS_PER_SESSION = 1_000
+MAX_BYTES_PER_SESSION = 4 << 20
 
 
 @dataclass(slots=True)
 class Event:
-    """One SSE event: its id and its JSON payload (b"" for a priming event)."""
+    """One SSE event: its id, its JSON payload (b"" for a priming event), whether it answers a request."""
 
     id: str
     data: bytes
+    answer: bool = False
 
 
 @dataclass
@@ -36,10 +39,16 @@ class EventStream:
     _changed: anyio.Event = field(default_factory=anyio.Event)
     consumers: int = 0
     dropped: int = 0  # events forgotten from the front (absolute positions stay valid)
+    size: int = 0  # bytes held
+    owner: SessionStreams | None = None  # keeps running totals for the session's budget
 
-    def append(self, data: bytes) -> Event:
-        event = Event(f"{self.id}-{next(self._seq)}", data)
+    def append(self, data: bytes, answer: bool = False) -> Event:
+        event = Event(f"{self.id}-{next(self._seq)}", data, answer)
         self.events.append(event)
+        self.size += len(data)
+        if self.owner is not None:
+            self.owner.total_events += 1
+            self.owner.total_bytes += len(data)
         self._wake()
         return event
 
@@ -75,8 +84,34 @@ class EventStream:
         return self.dropped
 
     def forget_oldest(self, count: int) -> None:
+        freed = sum(len(e.data) for e in self.events[:count])
+        self.size -= freed
         del self.events[:count]
         self.dropped += count
+        if self.owner is not None:
+            self.owner.total_events -= count
+            self.owner.total_bytes -= freed
+
+    async def follow_chunks(self, start: int = 0) -> AsyncIterator[list[Event]]:
+        """Like `follow`, but yields every event available at once as one list (fewer writes)."""
+        position = max(start, self.dropped)
+        self.consumers += 1
+        try:
+            while True:
+                offset = position - self.dropped
+                if offset < len(self.events):
+                    chunk = self.events[max(offset, 0):]
+                    position = self.dropped + len(self.events)
+                    yield chunk
+                    continue
+                if self.finished:
+                    return
+                if self.closed_by_server:
+                    self.closed_by_server = False
+                    return
+                await self._changed.wait()
+        finally:
+            self.consumers -= 1
 
     async def follow(self, start: int = 0) -> AsyncIterator[Event]:
         """Yield events from absolute position `start`, waiting for more until finished or closed by the server."""
@@ -101,13 +136,16 @@ class EventStream:
 class SessionStreams:
     """All event streams of one session, with a bound on stored events."""
 
-    def __init__(self, max_events: int = MAX_EVENTS_PER_SESSION) -> None:
+    def __init__(self, max_events: int = MAX_EVENTS_PER_SESSION, max_bytes: int = MAX_BYTES_PER_SESSION) -> None:
         self.streams: dict[str, EventStream] = {}
         self._ids = itertools.count(1)
         self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.total_events = 0
+        self.total_bytes = 0
 
     def open(self, stream_id: str | None = None) -> EventStream:
-        stream = EventStream(stream_id or f"s{next(self._ids)}")
+        stream = EventStream(stream_id or f"s{next(self._ids)}", owner=self)
         self.streams[stream.id] = stream
         self._trim()
         return stream
@@ -119,18 +157,16 @@ class SessionStreams:
             return None
         return stream, stream.index_after(event_id)
 
-    def discard_delivered(self, stream: EventStream) -> None:
-        """Forget a finished stream once a consumer has read it to the end."""
-        if stream.finished and stream.id in self.streams and stream.id != "standalone":
-            del self.streams[stream.id]
-
     def _trim(self) -> None:
-        total = sum(len(s.events) for s in self.streams.values())
+        """Forget the oldest finished streams while over budget (in-progress streams stay)."""
+        if self.total_events <= self.max_events and self.total_bytes <= self.max_bytes:
+            return
         for stream in list(self.streams.values()):
-            if total <= self.max_events:
+            if self.total_events <= self.max_events and self.total_bytes <= self.max_bytes:
                 break
             if stream.finished and stream.id != "standalone":
-                total -= len(stream.events)
+                self.total_events -= len(stream.events)
+                self.total_bytes -= stream.size
                 del self.streams[stream.id]
         standalone = self.streams.get("standalone")
         if standalone is not None and len(standalone.events) > self.max_events:

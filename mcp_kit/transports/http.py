@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
@@ -43,7 +44,7 @@ from ..jsonrpc import (
     encode_message,
 )
 from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
-from .event_streams import EventStream, SessionStreams
+from .event_streams import Event, EventStream, SessionStreams
 from .http_modern import carries_envelope, handle_modern
 from .http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
@@ -108,7 +109,7 @@ class StreamableWriter:
             if len(stream.events) > self.streams.max_events:
                 stream.forget_oldest(len(stream.events) // 2)
             return
-        stream.append(encode_message(message))
+        stream.append(encode_message(message), answer=bool(answered))
         pending = self._pending.get(stream.id)
         for request_id in answered:
             self._stream_of.pop(request_id, None)
@@ -307,11 +308,7 @@ class HttpTransport:
 
     async def _json_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
                           batch: bool) -> HTTPResponse:
-        answers: list[bytes] = []
-        async for event in stream.follow():
-            if isinstance(decode_message(event.data), (Batch, Response, ErrorResponse)):
-                answers.append(event.data)  # notifications have no place in a JSON reply
-        writer.streams.discard_delivered(stream)
+        answers = [event.data async for event in stream.follow() if event.answer]  # no notifications in JSON
         if not answers:
             return HTTPResponse(status_code=202, headers=headers)
         body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
@@ -319,13 +316,16 @@ class HttpTransport:
 
     def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
                    connection: Connection, start: int) -> HTTPResponse:
+        """A request's events as SSE. Long-lived streams (GET) get keep-alive pings and disconnect handling."""
+        if stream.id != STANDALONE and start == 0:
+            return EventStreamResponse(stream, self.options.retry_ms, headers)
+
         async def events() -> AsyncIterator[ServerSentEvent]:
             async for event in stream.follow(start):
                 if event.data:
                     yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
                 else:  # priming event: empty data, and how long to wait before resuming
                     yield ServerSentEvent(id=event.id, data="", retry=self.options.retry_ms)
-            writer.streams.discard_delivered(stream)
 
         return EventSourceResponse(events(), headers={**headers, "Cache-Control": "no-cache, no-transform"},
                                    ping=15, sep="\n")
@@ -402,9 +402,83 @@ class HttpTransport:
         return HTTPResponse("Accepted", status_code=202)
 
 
+class EventStreamResponse:
+    """The SSE reply to one POST: its events as they come, then the end of the response.
+
+    Lighter than a general SSE response: the stream ends by itself once its requests are
+    answered, so it needs no keep-alive task, and a client that drops it loses nothing (the
+    events stay in the session's store for GET + Last-Event-ID; a write to a closed connection
+    is ignored by the server). Framing follows sse-starlette's (`ServerSentEvent`) for the rare
+    events that are not a single JSON line.
+    """
+
+    def __init__(self, stream: EventStream, retry_ms: int, headers: dict[str, str]) -> None:
+        self.stream = stream
+        self.retry_ms = retry_ms
+        self.status_code = 200
+        self.headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform"),
+                        (b"x-accel-buffering", b"no")] + [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+
+    def frame(self, event: Event) -> bytes:
+        if not event.data:
+            return ServerSentEvent(id=event.id, data="", retry=self.retry_ms, sep="\n").encode()
+        return b"id: " + event.id.encode() + b"\nevent: message\ndata: " + event.data + b"\n\n"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await anyio.lowlevel.checkpoint()  # a quick handler finishes here, and the reply leaves in one write
+        stream = self.stream
+        if stream.finished and not stream.consumers:
+            body = b"".join(self.frame(event) for event in stream.events)
+            headers = self.headers + [(b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+        async for chunk in self.stream.follow_chunks():
+            body = b"".join(self.frame(event) for event in chunk)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 async def healthz(request: HTTPRequest) -> HTTPResponse:
     """Liveness for load balancers (no credentials needed)."""
     return JSONResponse({"status": "ok"})
+
+
+class MCPHttpApp:
+    """The ASGI entry point: `/mcp` goes straight to the transport (behind the guard), the rest to Starlette.
+
+    The MCP endpoint carries nearly all traffic; skipping the router and exception middleware
+    for it saves a good part of each request's cost.
+    """
+
+    def __init__(self, starlette: Starlette, transport: HttpTransport, policy: SecurityPolicy) -> None:
+        self.starlette = starlette
+        self.transport = transport
+        self.state = starlette.state
+        self._guarded = SecurityMiddleware(self._mcp, policy)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            root = scope.get("root_path", "")
+            path = scope["path"][len(root):] if root and scope["path"].startswith(root) else scope["path"]
+            if path == "/mcp":
+                await self._guarded(scope, receive, send)
+                return
+        await self.starlette(scope, receive, send)
+
+    async def _mcp(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            response = await self.transport.mcp_endpoint(HTTPRequest(scope, receive))
+        except Exception:
+            logger.exception("error while serving %s /mcp", scope.get("method"))
+            response = _error(500, -32603, "Internal error")
+        await response(scope, receive, send)
+
+    @property
+    def router(self) -> Any:
+        """The Starlette router (its `lifespan_context` runs the MCP app's lifespan when mounted)."""
+        return self.starlette.router
 
 
 def create_app(
@@ -418,8 +492,8 @@ def create_app(
     allowed_hosts: list[str] | None = None,
     max_body: int = 16 << 20,
     options: HttpOptions | None = None,
-) -> Starlette:
-    """The Starlette app: /mcp, /sse, /messages/, /healthz behind the security guard."""
+) -> MCPHttpApp:
+    """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard."""
     transport = HttpTransport(factory, options or HttpOptions())
 
     @contextlib.asynccontextmanager
@@ -439,4 +513,4 @@ def create_app(
     policy = SecurityPolicy.for_bind(host, port, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts,
                                      auth_token=auth_token, max_body=max_body)
     app.add_middleware(SecurityMiddleware, policy=policy)
-    return app
+    return MCPHttpApp(app, transport, policy)
