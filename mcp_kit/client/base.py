@@ -63,7 +63,7 @@ class BaseClient:
     async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
         """Send a request; return its result or raise MCPError (TimeoutError after `timeout` seconds)."""
         request_id = next(self._ids)
-        event, box = anyio.Event(), []
+        event, box = anyio.Event(), list[Any]()
         self._waiting[request_id] = (event, box)
         limit = self.default_timeout if timeout is None else timeout
         try:

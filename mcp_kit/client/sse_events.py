@@ -18,7 +18,9 @@ class ServerSentEvent:
 
 async def iter_events(lines: AsyncIterable[str]) -> AsyncIterator[ServerSentEvent]:
     """Events from a stream of lines (without their line endings); events with empty data are skipped."""
-    event, data, last_id, retry = "", [], None, None
+    event, data = "", list[str]()
+    last_id: str | None = None
+    retry: int | None = None
     async for raw in lines:
         line = raw.rstrip("\r\n")
         if not line:

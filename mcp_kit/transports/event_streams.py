@@ -74,6 +74,11 @@ class EventStream:
         while not self.events and not self.finished:
             await self._changed.wait()
 
+    async def wait_finished(self) -> None:
+        """Return once every request on the stream was answered."""
+        while not self.finished:
+            await self._changed.wait()
+
     def index_after(self, event_id: str | None) -> int:
         """The absolute position just after `event_id` (the start when it is unknown)."""
         if event_id is None:

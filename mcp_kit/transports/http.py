@@ -308,7 +308,10 @@ class HttpTransport:
 
     async def _json_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
                           batch: bool) -> HTTPResponse:
-        answers = [event.data async for event in stream.follow() if event.answer]  # no notifications in JSON
+        await anyio.lowlevel.checkpoint()  # a quick handler finishes here: no need to wait on the stream
+        if not stream.finished:
+            await stream.wait_finished()
+        answers = [event.data for event in stream.events if event.answer]  # no notifications in JSON
         if not answers:
             return HTTPResponse(status_code=202, headers=headers)
         body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
