@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 MAX_ARGUMENT_CHARS = 2000
@@ -34,7 +34,7 @@ class ToolCallRecord:
             texts = [b.get("text", "") for b in result.get("content", []) if b.get("type") == "text"]
             error = " ".join(texts)[:MAX_ARGUMENT_CHARS]
         return cls(
-            time=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            time=datetime.now(UTC).isoformat(timespec="milliseconds"),
             session=session,
             tool=tool,
             arguments=_truncate(arguments),

@@ -119,6 +119,7 @@ def content_block(item: Any) -> dict[str, Any] | None:
 
 def tool_result(value: Any, structured: bool, wrap_structured: bool = False) -> dict[str, Any]:
     """Normalise whatever a tool returned into a CallToolResult wire dict."""
+    result: dict[str, Any]
     if is_protocol_model(value, "CallToolResult"):
         result = dump_model(value)
         result.pop("resultType", None)  # added per protocol version by the session
@@ -127,7 +128,7 @@ def tool_result(value: Any, structured: bool, wrap_structured: bool = False) -> 
         return {"content": [], "isError": False}
     block = content_block(value)
     if block is not None:
-        result: dict[str, Any] = {"content": [block], "isError": False}
+        result = {"content": [block], "isError": False}
         if structured and wrap_structured:
             result["structuredContent"] = {"result": value}
         return result

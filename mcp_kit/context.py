@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic import BaseModel
 
 from .errors import ToolError

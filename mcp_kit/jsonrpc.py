@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Union
 
-try:  # orjson is several times faster than the stdlib codec; it is optional.
+_orjson: Any
+try:  # orjson is several times faster than the stdlib codec
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised only where orjson is absent
     _orjson = None
@@ -157,10 +158,10 @@ def parse_message(obj: Any) -> Message | InvalidMessage:
         if params is not None and not isinstance(params, dict):
             return _invalid(msg_id, 'the "params" member must be an object')
         if "id" in obj:
-            return Request(raw_id, method, params)
+            return Request(raw_id, method, params)  # type: ignore[arg-type]  # checked by _valid_id above
         return Notification(method, params)
     if "result" in obj and "id" in obj:
-        return Response(raw_id, obj["result"])
+        return Response(raw_id, obj["result"])  # type: ignore[arg-type]
     return _invalid(msg_id, 'a request needs a "method"; a response needs "result" or "error"')
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from .content import dump_model, is_protocol_model, prompt_message
-from .threads import run_in_worker
 from .errors import invalid_params
 from .signature import Signature, describe_validation_error, inspect_function, parse_docstring
+from .threads import run_in_worker
 
 
 @dataclass(slots=True)
@@ -71,12 +71,13 @@ async def render_prompt(entry: PromptEntry, arguments: dict[str, Any] | None, co
         value = await entry.fn(**kwargs)
     else:
         value = await run_in_worker(entry.fn, **kwargs)
+    result: dict[str, Any]
     if is_protocol_model(value, "GetPromptResult"):
         result = dump_model(value)
         result.pop("resultType", None)
         return result
     items = value if isinstance(value, (list, tuple)) else [value]
-    result: dict[str, Any] = {"messages": [prompt_message(item) for item in items]}
+    result = {"messages": [prompt_message(item) for item in items]}
     if entry.description:
         result["description"] = entry.description
     return result

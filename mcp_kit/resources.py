@@ -17,9 +17,9 @@ from urllib.parse import unquote
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .content import dump_model, is_protocol_model, json_text, to_jsonable
-from .threads import run_in_worker
 from .errors import ResourceNotFound, invalid_params
 from .signature import is_context_annotation
+from .threads import run_in_worker
 
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -28,7 +28,7 @@ from .completions import CompletionRegistry
 from .context import Context
 from .prompts import PromptEntry, make_prompt
 from .resources import ResourceRegistry, make_resource
-from .subscriptions import SubscriptionHub, Watcher
+from .subscriptions import SubscriptionHub
 from .tools import ToolRegistry, make_tool
 from .versions import at_least
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import unquote
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 import anyio
 from anyio.abc import TaskGroup

@@ -18,10 +18,10 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from .content import dump_model, error_result, tool_result
-from .threads import run_in_worker
 from .errors import ToolError, invalid_params
 from .jsonrpc import JSONRPCError
 from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
+from .threads import run_in_worker
 from .versions import shape_tool
 
 logger = logging.getLogger("mcp_kit.tools")

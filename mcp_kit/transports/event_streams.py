@@ -120,22 +120,9 @@ class EventStream:
 
     async def follow(self, start: int = 0) -> AsyncIterator[Event]:
         """Yield events from absolute position `start`, waiting for more until finished or closed by the server."""
-        position = max(start, self.dropped)
-        self.consumers += 1
-        try:
-            while True:
-                while position - self.dropped < len(self.events):
-                    event = self.events[max(position - self.dropped, 0)]
-                    position = max(position, self.dropped) + 1
-                    yield event
-                if self.finished:
-                    return
-                if self.closed_by_server:
-                    self.closed_by_server = False
-                    return
-                await self._changed.wait()
-        finally:
-            self.consumers -= 1
+        async for chunk in self.follow_chunks(start):
+            for event in chunk:
+                yield event
 
 
 class SessionStreams:

@@ -26,14 +26,15 @@ from anyio.abc import TaskGroup
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse, Response as HTTPResponse
+from starlette.responses import JSONResponse
+from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
 from ..dispatcher import Dispatcher
 from ..jsonrpc import (
     INVALID_REQUEST,
-    PARSE_ERROR,
     Batch,
+    Decoded,
     ErrorResponse,
     InvalidMessage,
     Message,
@@ -99,8 +100,8 @@ class StreamableWriter:
         return self.streams.streams.get(STANDALONE) or self.streams.open(STANDALONE)
 
     async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
-        answered = [m.id for m in (message if isinstance(message, list) else [message])
-                    if isinstance(m, (Response, ErrorResponse))]
+        answered: list[RequestId] = [m.id for m in (message if isinstance(message, list) else [message])
+                                     if isinstance(m, (Response, ErrorResponse)) and m.id is not None]
         key = answered[0] if answered else related_to
         stream = self._stream_of.get(key) if key is not None else None
         if stream is None:
@@ -154,6 +155,20 @@ def _accepts(request: HTTPRequest, media: str) -> bool:
     if not accept:
         return True
     return media in accept or "*/*" in accept
+
+
+async def _read_message(request: HTTPRequest) -> Decoded | HTTPResponse:
+    """The body as a JSON-RPC message (or batch); 413 past the size limit, 400 for what is not JSON-RPC."""
+    try:
+        body = await request.body()
+    except BodyTooLarge as exc:
+        return _error(413, INVALID_REQUEST, str(exc))
+    decoded = decode_message(body)
+    if isinstance(decoded, InvalidMessage):
+        error = decoded.error or ErrorResponse(None, INVALID_REQUEST, "Bad Request")
+        return JSONResponse({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}},
+                            status_code=400)
+    return decoded
 
 
 class HttpTransport:
@@ -259,16 +274,9 @@ class HttpTransport:
             return _error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         if not (_accepts(request, "application/json") or _accepts(request, "text/event-stream")):
             return _error(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
-        try:
-            body = await request.body()
-        except BodyTooLarge as exc:
-            return _error(413, INVALID_REQUEST, str(exc))
-        decoded = decode_message(body)
-        if isinstance(decoded, InvalidMessage):
-            assert decoded.error is not None
-            status = 400
-            return JSONResponse({"jsonrpc": "2.0", "id": decoded.error.id,
-                                 "error": {"code": decoded.error.code, "message": decoded.error.message}}, status_code=status)
+        decoded = await _read_message(request)
+        if isinstance(decoded, HTTPResponse):
+            return decoded
         if carries_envelope(decoded):  # a stateless-era request without its version header
             return await handle_modern(self, request)
         items = decoded.items if isinstance(decoded, Batch) else [decoded]
@@ -318,8 +326,8 @@ class HttpTransport:
         return HTTPResponse(body, media_type="application/json", headers=headers)
 
     def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
-                   connection: Connection, start: int) -> HTTPResponse:
-        """A request's events as SSE. Long-lived streams (GET) get keep-alive pings and disconnect handling."""
+                   connection: Connection, start: int) -> Any:
+        """A request's events as SSE (an ASGI response). Long-lived streams (GET) get keep-alive pings and disconnect handling."""
         if stream.id != STANDALONE and start == 0:
             return EventStreamResponse(stream, self.options.retry_ms, headers)
 
@@ -393,14 +401,9 @@ class HttpTransport:
             return _error(404, INVALID_REQUEST, "Session not found: open GET /sse again")
         connection, _ = entry
         connection.last_active = time.monotonic()
-        try:
-            body = await request.body()
-        except BodyTooLarge as exc:
-            return _error(413, INVALID_REQUEST, str(exc))
-        decoded = decode_message(body)
-        if isinstance(decoded, InvalidMessage):
-            return _error(400, PARSE_ERROR if decoded.error and decoded.error.code == PARSE_ERROR else INVALID_REQUEST,
-                          decoded.error.message if decoded.error else "Bad Request")
+        decoded = await _read_message(request)
+        if isinstance(decoded, HTTPResponse):
+            return decoded
         await connection.dispatcher.feed(decoded)
         return HTTPResponse("Accepted", status_code=202)
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse, Response as HTTPResponse
+from starlette.responses import JSONResponse
+from starlette.responses import Response as HTTPResponse
 
 from ..jsonrpc import (
     INVALID_PARAMS,
