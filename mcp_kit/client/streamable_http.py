@@ -16,7 +16,16 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from ..jsonrpc import INTERNAL_ERROR, ErrorResponse, Message, Notification, Request, Response, decode_message, encode_message
+from ..jsonrpc import (
+    INTERNAL_ERROR,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    Response,
+    decode_message,
+    encode_message,
+)
 from .errors import ConnectionClosed
 from .http_common import error_answer, http_client, is_jsonrpc_error, unreachable
 from .sse_events import iter_events
