@@ -132,3 +132,4 @@ def _has_uvloop() -> bool:
     except ImportError:
         return False
     return True
+

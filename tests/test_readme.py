@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,8 @@ import pytest
 
 from mcp_kit import MCPServer
 from mcp_kit.testing import connect
+
+from .support import http_server
 
 # What a model would try with the README's tools, and a piece of what it must get back.
 CALLS = {
@@ -46,3 +51,31 @@ async def test_readme_example_runs(index: int) -> None:
     for name, value in namespace.items():
         if name.startswith("test_") and inspect.iscoroutinefunction(value):
             await value()
+
+
+SHELL_BLOCKS = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+JSON_BLOCKS = re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_json_examples_are_valid_json() -> None:
+    assert JSON_BLOCKS
+    for block in JSON_BLOCKS:
+        json.loads(block)
+
+
+def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
+    """Every `mcp-kit` line of the README (but `run`, which serves forever) exits 0 as written."""
+    root = README.parent
+    commands = [line.strip() for block in SHELL_BLOCKS for line in block.splitlines()
+                if re.match(r"(\.venv/bin/)?mcp-kit (?!run )", line.strip())]
+    assert len(commands) >= 8
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{root / '.venv' / 'bin'}:{os.environ['PATH']}",
+           "PYTHONPATH": str(root)}
+    env.pop("XDG_CONFIG_HOME", None)
+    with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
+        for command in commands:
+            command = command.replace("http://127.0.0.1:8000", base)
+            done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, timeout=120)
+            assert done.returncode == 0, f"{command}\n{done.stdout.decode()[-500:]}\n{done.stderr.decode()[-1500:]}"
+    written = json.loads((tmp_path / ".config" / "Claude" / "claude_desktop_config.json").read_text())
+    assert set(written["mcpServers"]) >= {"stock", "weather", "filesystem"}

@@ -65,6 +65,16 @@ class HttpConnection:
             "127.0.0.1", self.port, limit=1 << 24
         )
 
+    async def reopen_if_closed(self) -> None:
+        """Reconnect (same MCP session) when the server closed the idle keep-alive connection.
+
+        uvicorn closes keep-alive connections idle for more than 5 s; in a full run the
+        connections reserved for the higher concurrency levels sit idle that long.
+        """
+        if self._reader is None or self._reader.at_eof() or self._writer is None or self._writer.is_closing():
+            await self.close()
+            await self.open()
+
     def abort(self) -> None:
         """Drop the connection at once (used to enforce time limits)."""
         if self._writer is not None:

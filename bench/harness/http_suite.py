@@ -120,10 +120,13 @@ async def _all_levels(port: int, pid: int, plan: HttpPlan) -> dict[int, dict[str
         )
         levels = {}
         for number, concurrency in enumerate(plan.concurrencies):
+            for conn in connections[:concurrency]:
+                await conn.reopen_if_closed()
             levels[concurrency] = await _level(
                 connections[:concurrency], pid, plan, 200_000_000 * (number + 1)
             )
         for conn in connections:
+            await conn.reopen_if_closed()
             await conn.delete_session()
         return levels
     except asyncio.CancelledError:

@@ -36,7 +36,7 @@ class EventStream:
     finished: bool = False
     closed_by_server: bool = False
     _seq: itertools.count = field(default_factory=lambda: itertools.count(1))
-    _changed: anyio.Event = field(default_factory=anyio.Event)
+    _changed: anyio.Event | None = None  # created only while someone waits
     consumers: int = 0
     dropped: int = 0  # events forgotten from the front (absolute positions stay valid)
     size: int = 0  # bytes held
@@ -66,18 +66,24 @@ class EventStream:
         self._wake()
 
     def _wake(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def _next_change(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     async def wait_for_event(self) -> None:
         """Return once the stream has an event or is finished."""
         while not self.events and not self.finished:
-            await self._changed.wait()
+            await self._next_change()
 
     async def wait_finished(self) -> None:
         """Return once every request on the stream was answered."""
         while not self.finished:
-            await self._changed.wait()
+            await self._next_change()
 
     def index_after(self, event_id: str | None) -> int:
         """The absolute position just after `event_id` (the start when it is unknown)."""
@@ -114,7 +120,7 @@ class EventStream:
                 if self.closed_by_server:
                     self.closed_by_server = False
                     return
-                await self._changed.wait()
+                await self._next_change()
         finally:
             self.consumers -= 1
 

@@ -268,7 +268,7 @@ class HttpTransport:
         entry[0].last_active = time.monotonic()
         return entry
 
-    async def _post(self, request: HTTPRequest) -> HTTPResponse:
+    async def _post(self, request: HTTPRequest) -> Any:
         content_type = request.headers.get("content-type", "")
         if "application/json" not in content_type:
             return _error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
@@ -315,7 +315,7 @@ class HttpTransport:
         return self._sse_reply(stream, writer, headers, connection, start=0)
 
     async def _json_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
-                          batch: bool) -> HTTPResponse:
+                          batch: bool) -> Any:
         await anyio.lowlevel.checkpoint()  # a quick handler finishes here: no need to wait on the stream
         if not stream.finished:
             await stream.wait_finished()
@@ -323,7 +323,7 @@ class HttpTransport:
         if not answers:
             return HTTPResponse(status_code=202, headers=headers)
         body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
-        return HTTPResponse(body, media_type="application/json", headers=headers)
+        return JSONBytesResponse(body, headers)
 
     def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
                    connection: Connection, start: int) -> Any:
@@ -406,6 +406,20 @@ class HttpTransport:
             return decoded
         await connection.dispatcher.feed(decoded)
         return HTTPResponse("Accepted", status_code=202)
+
+
+class JSONBytesResponse:
+    """An already-encoded JSON body as an ASGI response (no header normalisation on the hot path)."""
+
+    def __init__(self, body: bytes, headers: dict[str, str]) -> None:
+        self.body = body
+        self.status_code = 200
+        self.headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        self.headers += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+        await send({"type": "http.response.body", "body": self.body})
 
 
 class EventStreamResponse:

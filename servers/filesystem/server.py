@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from mcp_kit import MCPServer
 
@@ -44,5 +45,9 @@ def build_server(
         register_write_tools(app, settings)
     register_resources(app, settings)
     if audit_log:
+        # the trail must not be readable or editable through the tools it records
+        log_dir = Path(os.path.realpath(os.path.dirname(os.path.abspath(audit_log))))
+        if settings.sandbox.contains(log_dir / os.path.basename(audit_log)):
+            raise ValueError(f"the audit log {audit_log} must be outside the allowed directories")
         app.enable_audit_log(audit_log)
     return app

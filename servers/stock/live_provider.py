@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import anyio
@@ -68,7 +68,7 @@ class LiveProvider:
         self.yahoo_base, self.sec_www_base, self.sec_data_base = yahoo_base, sec_www_base, sec_data_base
 
     def today(self) -> date:
-        return datetime.fromtimestamp(self.clock(), tz=timezone.utc).date()
+        return datetime.fromtimestamp(self.clock(), tz=UTC).date()
 
     # ---- Yahoo -------------------------------------------------------------------------------
     async def _chart(self, symbol: str, params: dict[str, str]) -> dict[str, Any]:
@@ -101,7 +101,7 @@ class LiveProvider:
             return PriceHistory(
                 ticker=symbol, currency=yahoo.currency_of(result), interval=interval, start=first.isoformat(),
                 end=last.isoformat(), bar_count=len(bars), bars=bars, note=note, source=yahoo.SOURCE,
-                as_of=datetime.fromtimestamp(self.clock(), tz=timezone.utc).isoformat().replace("+00:00", "Z"),
+                as_of=datetime.fromtimestamp(self.clock(), tz=UTC).isoformat().replace("+00:00", "Z"),
             )
 
         return await self.cache.get(("history", symbol, first, last, interval), self.history_ttl, load)

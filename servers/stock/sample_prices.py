@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DAILY_SIGMA = 0.015
@@ -144,7 +144,7 @@ class TickWalk:
     def at(self, now: datetime) -> tuple[float, float, float, datetime]:
         """(price, day_high, day_low, tick_time) at UTC time `now`."""
         day = now.date()
-        midnight = datetime.combine(day, time(), tzinfo=timezone.utc)
+        midnight = datetime.combine(day, time(), tzinfo=UTC)
         tick = int((now - midnight).total_seconds() // self.tick_seconds)
         prev_close, day_return = self._day_path(day)
         per_tick = day_return / self.ticks_per_day()

@@ -6,7 +6,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ SESSION_OPEN_MINUTE, SESSION_MINUTES = 9 * 60 + 30, 390
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class SampleProvider:
@@ -67,7 +67,7 @@ class SampleProvider:
         return int(shares * 1_000_000 * 0.006)
 
     def now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), tz=timezone.utc)
+        return datetime.fromtimestamp(self.clock(), tz=UTC)
 
     def today(self) -> date:
         return self.now().date()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import anyio
 
@@ -91,5 +91,5 @@ async def compare(provider: StockProvider, tickers: list[str]) -> ValuationCompa
         note += " SAMPLE DATA: prices are simulated and EPS approximate; not real market data."
     return ValuationComparison(
         results=results, ranking_by_pe=[r.ticker for r in ranked], note=note,
-        as_of=max(times) if times else datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        as_of=max(times) if times else datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -24,8 +24,8 @@ def quote_params() -> dict[str, str]:
 
 def history_params(first: date, last: date, interval: str) -> dict[str, str]:
     """period1/period2 in epoch seconds, covering the UTC days first..last inclusive."""
-    start = datetime(first.year, first.month, first.day, tzinfo=timezone.utc)
-    stop = datetime(last.year, last.month, last.day, tzinfo=timezone.utc) + timedelta(days=1)
+    start = datetime(first.year, first.month, first.day, tzinfo=UTC)
+    stop = datetime(last.year, last.month, last.day, tzinfo=UTC) + timedelta(days=1)
     return {
         "period1": str(int(start.timestamp())),
         "period2": str(int(stop.timestamp())),
@@ -62,7 +62,7 @@ def exchange_zone(meta: dict[str, Any]) -> tzinfo:
 
 
 def _iso_utc(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def market_state(meta: dict[str, Any], now_epoch: float) -> str:

@@ -15,7 +15,7 @@ class WeatherError(Exception):
 class PlaceNotFound(WeatherError):
     """No place matches the query; carries close matches when there are any."""
 
-    def __init__(self, query: str, suggestions: "list[Place] | None" = None) -> None:
+    def __init__(self, query: str, suggestions: list[Place] | None = None) -> None:
         self.query = query
         self.suggestions = list(suggestions or [])
         message = f"No place '{query}'."
@@ -28,7 +28,7 @@ class PlaceNotFound(WeatherError):
         super().__init__(message)
 
 
-def _describe(place: "Place") -> str:
+def _describe(place: Place) -> str:
     """'Paris (France)'; US places also name their state: 'Paris (Texas, United States)'."""
     where = f"{place.region}, {place.country}" if place.region and place.country_code == "US" else place.country
     return f"{place.name} ({where})"

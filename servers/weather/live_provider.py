@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 import anyio
 import httpx
@@ -51,7 +51,7 @@ class LiveProvider:
 
     def now(self) -> datetime:
         """Wall-clock time, UTC."""
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     async def _geocode(self, name: str, count: int) -> list[Place]:
         params = {"name": name, "count": count, "language": "en", "format": "json"}

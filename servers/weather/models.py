@@ -18,7 +18,7 @@ class Units(BaseModel):
     precipitation: Literal["mm", "inch"]
 
     @classmethod
-    def for_unit(cls, unit: Unit) -> "Units":
+    def for_unit(cls, unit: Unit) -> Units:
         """Metric units for celsius, US customary units for fahrenheit."""
         if unit == "fahrenheit":
             return cls(temperature="°F", wind_speed="mph", precipitation="inch")

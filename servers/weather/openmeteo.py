@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone, datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .conditions import compass, describe
@@ -90,7 +90,7 @@ def parse_daily(body: dict[str, Any]) -> list[DailyForecast]:
         _column(daily, "temperature_2m_min", n),
         _column(daily, "temperature_2m_max", n),
         _column(daily, "precipitation_sum", n),
-        _column(daily, "precipitation_probability_max", n),
+        _column(daily, "precipitation_probability_max", n), strict=False,
     )
     return [
         DailyForecast(
@@ -112,7 +112,7 @@ def parse_hourly(body: dict[str, Any], hours: int) -> list[HourlyForecast]:
         _column(hourly, "weather_code", n),
         _column(hourly, "precipitation", n),
         _column(hourly, "precipitation_probability", n),
-        _column(hourly, "wind_speed_10m", n),
+        _column(hourly, "wind_speed_10m", n), strict=False,
     )
     return [
         HourlyForecast(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from mcp_kit import MCPServer
 from pydantic import Field
+
+from mcp_kit import MCPServer
 
 from .errors import WeatherError
 from .models import Forecast

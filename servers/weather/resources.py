@@ -7,6 +7,7 @@ from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 import anyio
+
 from mcp_kit import MCPError, MCPServer, ResourceNotFound
 
 from .errors import PlaceNotFound, WeatherError

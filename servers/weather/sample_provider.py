@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from . import units
@@ -17,7 +17,7 @@ from .us_states import US_STATES
 
 def utc_now() -> datetime:
     """The current time, timezone-aware UTC."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class SampleProvider:
@@ -72,7 +72,7 @@ class SampleProvider:
         city = self._city(place)
         now = self.clock()
         step = max(self.observation_step, 0.001)
-        stepped = datetime.fromtimestamp((now.timestamp() // step) * step, tz=timezone.utc)
+        stepped = datetime.fromtimestamp((now.timestamp() // step) * step, tz=UTC)
         local = stepped.astimezone(ZoneInfo(city.place.timezone or "UTC"))
         hour = sample_hour(city, local, jitter_key=stepped.isoformat())
         return CurrentWeather(

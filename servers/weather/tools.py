@@ -6,8 +6,9 @@ import contextlib
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
-from mcp_kit import MCPServer, ToolError
 from pydantic import Field
+
+from mcp_kit import MCPServer, ToolError
 
 from .errors import WeatherError
 from .models import AlertReport, CurrentWeather, Forecast, LocationSearch

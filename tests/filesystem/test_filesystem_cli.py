@@ -27,3 +27,11 @@ def test_at_least_one_root_is_required(capsys: pytest.CaptureFixture[str]) -> No
 def test_missing_root_stops_before_serving(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="does not exist or is not a directory"):
         main(["--root", str(tmp_path / "missing")])
+
+
+def test_an_audit_log_inside_an_allowed_directory_is_refused(tmp_path) -> None:
+    from servers.filesystem.server import build_server
+
+    with pytest.raises(ValueError, match="outside the allowed directories"):
+        build_server([tmp_path], audit_log=str(tmp_path / "audit.jsonl"))
+    assert build_server([tmp_path / "."], audit_log=str(tmp_path.parent / f"{tmp_path.name}-audit.jsonl"))
