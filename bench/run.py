@@ -30,6 +30,8 @@ from harness import (
     codec,
     http_suite,
     implementations,
+    legacy_sse,
+    metrics,
     processes,
     report,
     stdio_suite,
@@ -266,6 +268,25 @@ def run_all(run: Run, mode: Mode, do_stdio: bool, do_http: bool) -> None:
                     )
                     if figures:
                         run.record(impl.name, f"http_{label}", figures)
+        logger.info("legacy HTTP+SSE x%d", mode.http_reps)
+        legacy_impls = [impl for impl in http_impls if impl.name != "floor"]  # the floor has no /sse
+        for rep in range(mode.http_reps):
+            for impl in rotated(legacy_impls, rep):
+                figures = run.attempt(
+                    impl,
+                    "legacy-sse",
+                    rep,
+                    lambda err, impl=impl: legacy_sse.run(
+                        impl,
+                        metrics.LEGACY_CONCURRENCIES,
+                        mode.http.duration_s,
+                        mode.http.max_calls,
+                        mode.http.start_timeout_s,
+                        err,
+                    ),
+                )
+                if figures:
+                    run.record(impl.name, "legacy_sse", figures)
 
 
 def without_nan(value: Any) -> Any:

@@ -109,9 +109,24 @@ def _http(mode: str, concurrencies: tuple[int, ...]) -> list[Metric]:
     return metrics
 
 
+LEGACY_CONCURRENCIES = (1, 16)
+
+
+def _legacy() -> list[Metric]:
+    metrics: list[Metric] = []
+    for c in LEGACY_CONCURRENCIES:
+        prefix = f"legacy_sse.c{c}_"
+        metrics += [
+            Metric(prefix + "calls_per_s", f"legacy HTTP+SSE c={c} throughput", "calls/s", False),
+            Metric(prefix + "p50_ms", f"legacy HTTP+SSE c={c} p50", "ms", True),
+            Metric(prefix + "cpu_per_call_us", f"legacy HTTP+SSE c={c} server CPU per call", "us", True),
+        ]
+    return metrics
+
+
 def all_metrics(concurrencies: tuple[int, ...]) -> list[Metric]:
     """Every metric in display order."""
-    return _stdio() + _http("sse", concurrencies) + _http("json", concurrencies)
+    return _stdio() + _http("sse", concurrencies) + _http("json", concurrencies) + _legacy()
 
 
 # Client-side figures recorded in the JSON (not in the table): harness CPU per HTTP call.

@@ -6,11 +6,12 @@ import argparse
 
 
 def parse_bench_args(prog: str) -> argparse.Namespace:
-    """Parse `--transport stdio|http`, `--host`, `--port`, `--json-response`, `--log-level`."""
+    """Parse `--transport stdio|http|sse`, `--host`, `--port`, `--json-response`, `--log-level`."""
     parser = argparse.ArgumentParser(
         prog=prog, description="Tiny MCP server used by bench/run.py"
     )
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio",
+                        help="sse: the legacy HTTP+SSE transport (GET /sse, POST /messages/)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument(

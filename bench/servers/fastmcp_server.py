@@ -59,6 +59,8 @@ def main() -> None:
     app = build_app()
     if args.transport == "stdio":
         app.run("stdio", show_banner=False, log_level=args.log_level)
+    elif args.transport == "sse":
+        app.run("sse", show_banner=False, log_level=args.log_level, host=args.host, port=args.port)
     else:
         app.run(
             "http",

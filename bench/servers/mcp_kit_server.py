@@ -71,7 +71,7 @@ def main() -> None:
         options["json_response"] = (
             True  # an mcp_kit without this option fails loudly (TypeError), by design
         )
-    app.run(transport="http", **options)
+    app.run(transport=args.transport, **options)  # "http" and "sse" are one app with both endpoints
 
 
 if __name__ == "__main__":

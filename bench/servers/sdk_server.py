@@ -59,6 +59,8 @@ def main() -> None:
     app = build_app(args.log_level)
     if args.transport == "stdio":
         app.run("stdio")
+    elif args.transport == "sse":
+        app.run("sse", host=args.host, port=args.port)
     else:
         app.run(
             "streamable-http",
