@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
 from servers.stock.errors import NoData, UnknownTicker
 from servers.stock.sample_provider import DATA_FILE, SampleProvider
 
-MONDAY_NOON = datetime(2025, 7, 7, 12, 0, tzinfo=timezone.utc).timestamp()
+MONDAY_NOON = datetime(2025, 7, 7, 12, 0, tzinfo=UTC).timestamp()
 
 
 class FakeClock:

@@ -4,7 +4,7 @@ prompts and completion, on the sample provider and on stub/mocked providers."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from servers.stock.sample_provider import SampleProvider
 from servers.stock.server import build_server
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stock"
-START = datetime(2025, 7, 7, 15, 0, tzinfo=timezone.utc).timestamp()
+START = datetime(2025, 7, 7, 15, 0, tzinfo=UTC).timestamp()
 
 
 class SteppingClock:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp import types
+from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -11,7 +11,7 @@ from servers.weather.errors import PlaceNotFound
 from servers.weather.places import bundled_gazetteer
 from servers.weather.sample_provider import SampleProvider
 
-NOON_UTC = datetime(2026, 7, 15, 12, 0, tzinfo=timezone.utc)
+NOON_UTC = datetime(2026, 7, 15, 12, 0, tzinfo=UTC)
 
 
 def provider_at(moment: datetime, **kwargs) -> SampleProvider:
@@ -126,7 +126,7 @@ async def test_forecast_days_and_hours_start_at_local_now() -> None:
 @pytest.mark.anyio
 async def test_seasons_are_plausible_in_both_hemispheres() -> None:
     async def mean_high(city: str, month: int) -> float:
-        provider = provider_at(datetime(2026, month, 1, tzinfo=timezone.utc))
+        provider = provider_at(datetime(2026, month, 1, tzinfo=UTC))
         forecast = await provider.forecast((await provider.resolve(city)).place, 16, "celsius")
         return sum(d.temperature_max for d in forecast.daily) / 16
 
@@ -160,7 +160,7 @@ def test_completion_by_prefix_in_english_and_chinese() -> None:
 async def test_sample_alerts_follow_the_generated_weather() -> None:
     events: set[str] = set()
     for day in range(0, 60, 3):
-        provider = provider_at(datetime(2026, 6, 1, tzinfo=timezone.utc) + timedelta(days=day))
+        provider = provider_at(datetime(2026, 6, 1, tzinfo=UTC) + timedelta(days=day))
         for alert in await provider.alerts(state_code="TX"):
             events.add(alert.event)
             assert "sample" in alert.sender and alert.area.endswith("Texas")

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+
 from mcp_kit import MCPError
 from mcp_kit.testing import connect
-
 from servers.weather.errors import SourceTimeout
 from servers.weather.live_provider import LiveProvider
 from servers.weather.prompts import duration_days
@@ -20,7 +20,7 @@ from servers.weather.sample_provider import SampleProvider
 from servers.weather.server import build_server
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "weather"
-START = datetime(2026, 7, 15, 12, 0, tzinfo=timezone.utc)
+START = datetime(2026, 7, 15, 12, 0, tzinfo=UTC)
 
 
 class Clock:
