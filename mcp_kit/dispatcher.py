@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import anyio
@@ -258,6 +257,3 @@ class _PendingReply:
     def __init__(self) -> None:
         self.event = anyio.Event()
         self.reply: Response | ErrorResponse | None = None
-
-
-FrameSource = Callable[[], Awaitable[bytes | None]]

@@ -304,3 +304,28 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     except subprocess.TimeoutExpired:
         code = None
     assert code == 0, f"still running {time.monotonic() - started:.1f} s after {how} (sync tool thread not abandoned)"
+
+
+def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues() -> None:
+    script = ("import mcp_kit.transports.stdio as stdio; stdio.MAX_LINE = 1000\n"
+              "import runpy, sys; sys.argv = ['demo']; runpy.run_path('examples/demo_server.py', run_name='__main__')")
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        out, _ = process.communicate(b'{"x": "' + b"y" * 5000 + b'"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+                                     timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["error"]["code"] == -32700 and "dropped" in first["error"]["message"]
+    assert second == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_line_reader_drops_an_overlong_line_split_across_reads_and_resumes_at_the_next() -> None:
+    from mcp_kit.transports.stdio import OVERSIZED, LineReader
+
+    reader = LineReader(max_line=10)
+    lines = reader.feed(b"0123456789ABCDEF") + reader.feed(b"still the same line\n{}\n")
+    assert len(lines) == 2 and lines[0] is OVERSIZED and lines[1] == b"{}"

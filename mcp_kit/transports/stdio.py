@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..jsonrpc import Message, RequestId, encode_message
+from ..jsonrpc import PARSE_ERROR, ErrorResponse, Message, RequestId, encode_message
 
 logger = logging.getLogger("mcp_kit.stdio")
 
@@ -30,14 +30,24 @@ READ_CHUNK = 1 << 16
 MAX_LINE = 64 << 20  # a single message may be up to 64 MiB
 
 
-class LineReader:
-    """Splits a byte stream into lines without rescanning what was already searched."""
+class _Oversized(bytes):
+    """The type of OVERSIZED: a marker no real line can be."""
 
-    def __init__(self, max_line: int = MAX_LINE) -> None:
+
+OVERSIZED = _Oversized()  # yielded by read_lines in place of a line that was too long (and dropped)
+
+
+class LineReader:
+    """Splits a byte stream into lines without rescanning what was already searched.
+
+    A line longer than the limit is dropped (memory stays bounded) and reported once as OVERSIZED.
+    """
+
+    def __init__(self, max_line: int | None = None) -> None:
         self._buffer = bytearray()
         self._scanned = 0
-        self._max_line = max_line
-        self.overflowed = False
+        self._max_line = max_line or MAX_LINE
+        self._skipping = False  # inside a line already over the limit: drop up to its newline
 
     def feed(self, chunk: bytes) -> list[bytes]:
         buffer = self._buffer
@@ -49,23 +59,29 @@ class LineReader:
             end = buffer.find(b"\n", search_from)
             if end < 0:
                 break
-            line = bytes(buffer[start:end])
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if line.strip():
-                lines.append(line)
+            if self._skipping or end - start > self._max_line:
+                self._skipping = False
+                lines.append(OVERSIZED)
+            else:
+                line = bytes(buffer[start:end])
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line.strip():
+                    lines.append(line)
             start = search_from = end + 1
         if start:
             del buffer[:start]
-        self._scanned = len(buffer)
         if len(buffer) > self._max_line:
-            self.overflowed = True
+            self._skipping = True
             buffer.clear()
-            self._scanned = 0
+        self._scanned = len(buffer)
         return lines
 
     def rest(self) -> bytes | None:
         """A last line without a newline at end of input."""
+        if self._skipping:
+            self._skipping = False
+            return OVERSIZED
         line = bytes(self._buffer).strip()
         self._buffer.clear()
         return line or None
@@ -156,9 +172,6 @@ async def read_lines(fd: int) -> AsyncIterator[bytes]:
                     break
                 for line in reader.feed(chunk):
                     yield line
-                if reader.overflowed:
-                    reader.overflowed = False
-                    yield b"\x00oversized"
         finally:
             transport.close()
     else:  # a regular file: reads never block for long
@@ -217,6 +230,9 @@ async def serve_lines(
 
         tg.start_soon(watch_signals)
         async for line in read_lines(stdin_fd):
+            if line is OVERSIZED:
+                await writer.send(ErrorResponse(None, PARSE_ERROR, f"Parse error: a message over {MAX_LINE} bytes was dropped"))
+                continue
             await on_frame(line)
         with anyio.move_on_after(grace):
             while in_flight():
