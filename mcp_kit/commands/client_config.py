@@ -141,14 +141,14 @@ def config_command(client: str, names: list[str], *, write: bool, project: Path 
     new_entries = entries(chosen, fs_roots=roots, provider=provider)
     path = config_path(client, project, override)
     if not write:
-        print(json.dumps({"mcpServers": new_entries}, indent=2, ensure_ascii=False))
-        print(f"# add these to {path}, or run again with --write to merge them there "
+        print(json.dumps({"mcpServers": new_entries}, indent=2, ensure_ascii=False))  # stdout-ok: the CLI's own output
+        print(f"# add these to {path}, or run again with --write to merge them there "  # stdout-ok: the CLI's own output
               f"(other servers are kept; the file is backed up first)", file=sys.stderr)
         return 0
     merged = merge(load_config(path), new_entries)
     saved = backup(path)
     write_config(path, merged)
     app = "Claude Desktop" if client == "claude" else "Cursor"
-    print(f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else ""))
-    print(f"restart {app} (or reload its MCP servers) to start them", file=sys.stderr)
+    print(f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else ""))  # stdout-ok: the CLI's own output
+    print(f"restart {app} (or reload its MCP servers) to start them", file=sys.stderr)  # stdout-ok: the CLI's own output
     return 0

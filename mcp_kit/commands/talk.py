@@ -65,7 +65,7 @@ async def session_for(args: argparse.Namespace, reporter: StderrReporter) -> Asy
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)  # stdout-ok: the CLI's own output
 
 
 async def list_command(args: argparse.Namespace, session: ClientSession, reporter: StderrReporter) -> int:
@@ -92,9 +92,9 @@ async def call_command(args: argparse.Namespace, session: ClientSession, reporte
     if args.json:
         emit(args, result, "")
     elif failed:
-        print(f"error: {render.tool_result(result)}", file=sys.stderr)
+        print(f"error: {render.tool_result(result)}", file=sys.stderr)  # stdout-ok: the CLI's own output
     else:
-        print(render.tool_result(result))
+        print(render.tool_result(result))  # stdout-ok: the CLI's own output
     return TOOL_ERROR if failed else OK
 
 

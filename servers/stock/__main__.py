@@ -6,15 +6,9 @@ import argparse
 import os
 
 from mcp_kit import add_run_arguments
+from servers._options import positive_seconds
 from servers.stock.providers import make_provider
 from servers.stock.server import DEFAULT_POLL_INTERVAL, build_server
-
-
-def positive_seconds(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -6,17 +6,10 @@ import argparse
 import os
 
 from mcp_kit import add_run_arguments
+from servers._options import positive_seconds
 
 from .providers import make_provider
 from .server import DEFAULT_POLL_INTERVAL, build_server
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a number of seconds > 0."""
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -28,8 +21,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_run_arguments(parser)
     parser.add_argument("--provider", choices=["live", "sample"], default=os.environ.get("WEATHER_PROVIDER", "live"),
                         help="live: Open-Meteo + api.weather.gov (default); sample: offline generated data [env WEATHER_PROVIDER]")
-    parser.add_argument("--poll-interval", type=positive_float,
-                        default=positive_float(os.environ.get("WEATHER_POLL_INTERVAL", str(DEFAULT_POLL_INTERVAL))),
+    parser.add_argument("--poll-interval", type=positive_seconds,
+                        default=positive_seconds(os.environ.get("WEATHER_POLL_INTERVAL", str(DEFAULT_POLL_INTERVAL))),
                         help="seconds between polls for subscribed weather://current/... resources [env WEATHER_POLL_INTERVAL]")
     return parser.parse_args(argv)
 

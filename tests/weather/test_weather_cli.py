@@ -30,7 +30,7 @@ def test_invalid_values_are_rejected(capsys: pytest.CaptureFixture[str]) -> None
         parse_args(["--poll-interval", "0"])
     with pytest.raises(SystemExit):
         parse_args(["--provider", "cloud"])
-    assert "must be > 0" in capsys.readouterr().err
+    assert "must be a positive number of seconds" in capsys.readouterr().err
 
 
 @pytest.mark.anyio
