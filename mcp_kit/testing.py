@@ -2,7 +2,7 @@
 
     async with connect(app) as client:
         result = await client.call_tool("add", {"a": 1, "b": 2})
-        assert result["structuredContent"] == {"result": 3}
+        assert result["content"][0]["text"] == "3"
 
 Messages cross as real JSON, so what passes here passes on the wire. Results are the wire
 JSON (dicts); errors raise `MCPError` with the JSON-RPC code.

@@ -3,12 +3,15 @@
 - Streamable HTTP at `/mcp` (2025-03-26 ... 2025-11-25): sessions by `Mcp-Session-Id`, POST
   answered as JSON or as an SSE stream carrying the request's notifications first, GET for the
   server-to-client stream, DELETE to end a session, resumption with `Last-Event-ID`.
-- Legacy HTTP+SSE (2024-11-05): GET `/sse` announces `/messages?session_id=...`, POSTs there
-  answer 202 and replies arrive on the SSE stream.
-- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size) in front.
+- The 2026-07-28 stateless shape on the same `/mcp` (`http_modern.py`), chosen per request.
+- Legacy HTTP+SSE (2024-11-05) at `/sse` and `/messages/` (`http_legacy.py`).
+- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size) in front
+  (`http_security.py`); the resumable event store is `event_streams.py`.
 
 The transport moves frames. It creates connections through a factory and needs from them only
-what the `Connection` protocol lists, so it never imports the session or server.
+what the `Connection` protocol lists, so it never imports the session or server. It does know
+the few MCP facts HTTP carries: the protocol-version header, that `initialize` opens a session,
+and the stateless envelope.
 """
 
 from __future__ import annotations
@@ -34,9 +37,7 @@ from ..dispatcher import Dispatcher
 from ..jsonrpc import (
     INVALID_REQUEST,
     Batch,
-    Decoded,
     ErrorResponse,
-    InvalidMessage,
     Message,
     Request,
     RequestId,
@@ -46,6 +47,8 @@ from ..jsonrpc import (
 )
 from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
 from .event_streams import Event, EventStream, SessionStreams
+from .http_common import accepts, error_response, read_message
+from .http_legacy import LegacySSE, LegacyWriter
 from .http_modern import carries_envelope, handle_modern
 from .http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
@@ -133,44 +136,6 @@ class StreamableWriter:
             stream.finish()
 
 
-class LegacyWriter:
-    """Everything goes down the one SSE stream of a legacy HTTP+SSE session."""
-
-    def __init__(self) -> None:
-        self.stream = EventStream(STANDALONE)
-
-    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
-        self.stream.append(encode_message(message))
-        if len(self.stream.events) > 1000:
-            self.stream.forget_oldest(500)
-
-
-def _error(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
-                        status_code=status, headers=headers)
-
-
-def _accepts(request: HTTPRequest, media: str) -> bool:
-    accept = request.headers.get("accept")
-    if not accept:
-        return True
-    return media in accept or "*/*" in accept
-
-
-async def _read_message(request: HTTPRequest) -> Decoded | HTTPResponse:
-    """The body as a JSON-RPC message (or batch); 413 past the size limit, 400 for what is not JSON-RPC."""
-    try:
-        body = await request.body()
-    except BodyTooLarge as exc:
-        return _error(413, INVALID_REQUEST, str(exc))
-    decoded = decode_message(body)
-    if isinstance(decoded, InvalidMessage):
-        error = decoded.error or ErrorResponse(None, INVALID_REQUEST, "Bad Request")
-        return JSONResponse({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}},
-                            status_code=400)
-    return decoded
-
-
 class HttpTransport:
     """The MCP endpoints over the sessions they serve."""
 
@@ -178,7 +143,7 @@ class HttpTransport:
         self.factory = factory
         self.options = options
         self.sessions: dict[str, tuple[Connection, StreamableWriter]] = {}
-        self.legacy: dict[str, tuple[Connection, LegacyWriter]] = {}
+        self.legacy = LegacySSE(self._open_legacy)
         self._tg: TaskGroup | None = None
 
     # ------------------------------------------------------------------ lifespan
@@ -194,12 +159,15 @@ class HttpTransport:
                 for connection, writer in list(self.sessions.values()):
                     connection.close()
                     writer.close()
-                for connection, _ in list(self.legacy.values()):
-                    connection.close()
+                self.legacy.close_all()
                 self.sessions.clear()
-                self.legacy.clear()
                 tg.cancel_scope.cancel()
                 self._tg = None
+
+    def _open_legacy(self, writer: LegacyWriter) -> Connection | HTTPResponse:
+        if len(self.legacy.sessions) + len(self.sessions) >= self.options.max_sessions:
+            return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later")
+        return self.factory(writer, self.task_group, None)
 
     async def _expire_idle_sessions(self) -> None:
         interval = max(0.05, min(60.0, self.options.session_ttl / 4))
@@ -235,7 +203,7 @@ class HttpTransport:
                                           and await self._carries_envelope(request)):
             response = await handle_modern(self, request)
         elif version is not None and version not in ALL_VERSIONS:
-            response = _error(400, INVALID_REQUEST,
+            response = error_response(400, INVALID_REQUEST,
                               f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
         elif request.method == "POST":
             response = await self._post(request)
@@ -261,20 +229,20 @@ class HttpTransport:
     def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
-            return _error(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+            return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
         entry = self.sessions.get(session_id)
         if entry is None:
-            return _error(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
+            return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
         entry[0].last_active = time.monotonic()
         return entry
 
     async def _post(self, request: HTTPRequest) -> Any:
         content_type = request.headers.get("content-type", "")
         if "application/json" not in content_type:
-            return _error(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
-        if not (_accepts(request, "application/json") or _accepts(request, "text/event-stream")):
-            return _error(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
-        decoded = await _read_message(request)
+            return error_response(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
+        if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
+            return error_response(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
+        decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
         if carries_envelope(decoded):  # a stateless-era request without its version header
@@ -286,9 +254,9 @@ class HttpTransport:
         headers: dict[str, str] = {}
         if initialize:
             if len(items) > 1:
-                return _error(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
-            if len(self.sessions) >= self.options.max_sessions:
-                return _error(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later",
+                return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
+            if len(self.sessions) + len(self.legacy.sessions) >= self.options.max_sessions:
+                return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later",
                               {"Retry-After": "5"})
             writer = StreamableWriter()
             connection = self.factory(writer, self.task_group, None)
@@ -300,13 +268,13 @@ class HttpTransport:
                 return found
             connection, writer = found
             if isinstance(decoded, Batch) and not connection.accepts_batches():
-                return _error(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+                return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
         if not requests:
             await connection.dispatcher.feed(decoded)
             return HTTPResponse(status_code=202)
         stream = writer.streams.open()
         writer.bind([r.id for r in requests], stream)
-        json_reply = self.options.json_response or not _accepts(request, "text/event-stream")
+        json_reply = self.options.json_response or not accepts(request, "text/event-stream")
         if not json_reply and at_least(connection.version or "", "2025-11-25"):
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
         await connection.dispatcher.feed(decoded)
@@ -342,8 +310,8 @@ class HttpTransport:
                                    ping=15, sep="\n")
 
     async def _get(self, request: HTTPRequest) -> HTTPResponse:
-        if not _accepts(request, "text/event-stream"):
-            return _error(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
+        if not accepts(request, "text/event-stream"):
+            return error_response(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
         found = self._session(request)
         if isinstance(found, HTTPResponse):
             return found
@@ -357,7 +325,7 @@ class HttpTransport:
                 return self._sse_reply(stream, writer, {}, connection, start=position)
         standalone = writer.standalone()
         if standalone.consumers:
-            return _error(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
+            return error_response(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
         return self._sse_reply(standalone, writer, {}, connection, start=standalone.index_after(None)
                                if not last_event_id else standalone.dropped + len(standalone.events))
 
@@ -367,46 +335,6 @@ class HttpTransport:
             return found
         self._end_session(found[0].session_id)
         return HTTPResponse(status_code=200)
-
-    # ------------------------------------------------------------------ legacy HTTP+SSE
-
-    async def sse_endpoint(self, request: HTTPRequest) -> HTTPResponse:
-        if len(self.legacy) + len(self.sessions) >= self.options.max_sessions:
-            return _error(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later")
-        writer = LegacyWriter()
-        connection = self.factory(writer, self.task_group, None)
-        self.legacy[connection.session_id] = (connection, writer)
-        root = request.scope.get("root_path", "")
-        endpoint = f"{root}/messages/?session_id={connection.session_id}"
-        logger.info("GET /sse session %s opened", connection.session_id)
-
-        async def events() -> AsyncIterator[ServerSentEvent]:
-            try:
-                yield ServerSentEvent(data=endpoint, event="endpoint")
-                async for event in writer.stream.follow():
-                    yield ServerSentEvent(data=event.data.decode(), event="message")
-            finally:
-                self.legacy.pop(connection.session_id, None)
-                connection.close()
-                logger.info("GET /sse session %s closed", connection.session_id)
-
-        return EventSourceResponse(events(), ping=15, sep="\n")
-
-    async def messages_endpoint(self, request: HTTPRequest) -> HTTPResponse:
-        session_id = request.query_params.get("session_id")
-        if not session_id:
-            return _error(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
-        entry = self.legacy.get(session_id)
-        if entry is None:
-            return _error(404, INVALID_REQUEST, "Session not found: open GET /sse again")
-        connection, _ = entry
-        connection.last_active = time.monotonic()
-        decoded = await _read_message(request)
-        if isinstance(decoded, HTTPResponse):
-            return decoded
-        await connection.dispatcher.feed(decoded)
-        return HTTPResponse("Accepted", status_code=202)
-
 
 class JSONBytesResponse:
     """An already-encoded JSON body as an ASGI response (no header normalisation on the hot path)."""
@@ -492,7 +420,7 @@ class MCPHttpApp:
             response = await self.transport.mcp_endpoint(HTTPRequest(scope, receive))
         except Exception:
             logger.exception("error while serving %s /mcp", scope.get("method"))
-            response = _error(500, -32603, "Internal error")
+            response = error_response(500, -32603, "Internal error")
         await response(scope, receive, send)
 
     @property
@@ -523,9 +451,9 @@ def create_app(
 
     routes = [
         Route("/mcp", transport.mcp_endpoint, methods=["GET", "POST", "DELETE"]),
-        Route("/sse", transport.sse_endpoint, methods=["GET"]),
-        Route("/messages/", transport.messages_endpoint, methods=["POST"]),
-        Route("/messages", transport.messages_endpoint, methods=["POST"]),
+        Route("/sse", transport.legacy.sse_endpoint, methods=["GET"]),
+        Route("/messages/", transport.legacy.messages_endpoint, methods=["POST"]),
+        Route("/messages", transport.legacy.messages_endpoint, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=app_lifespan)

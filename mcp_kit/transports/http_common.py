@@ -1,0 +1,38 @@
+"""Small pieces every HTTP endpoint shares: JSON-RPC error replies, the Accept check, reading a body."""
+
+from __future__ import annotations
+
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse
+from starlette.responses import Response as HTTPResponse
+
+from ..jsonrpc import INVALID_REQUEST, Decoded, ErrorResponse, InvalidMessage, decode_message
+from .http_security import BodyTooLarge
+
+
+def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
+    """A JSON-RPC error object (id null) with an HTTP status."""
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+                        status_code=status, headers=headers)
+
+
+def accepts(request: HTTPRequest, media: str) -> bool:
+    """Whether the request's Accept header admits `media` (no header admits everything)."""
+    accept = request.headers.get("accept")
+    if not accept:
+        return True
+    return media in accept or "*/*" in accept
+
+
+async def read_message(request: HTTPRequest) -> Decoded | HTTPResponse:
+    """The body as a JSON-RPC message (or batch); 413 past the size limit, 400 for what is not JSON-RPC."""
+    try:
+        body = await request.body()
+    except BodyTooLarge as exc:
+        return error_response(413, INVALID_REQUEST, str(exc))
+    decoded = decode_message(body)
+    if isinstance(decoded, InvalidMessage):
+        error = decoded.error or ErrorResponse(None, INVALID_REQUEST, "Bad Request")
+        return JSONResponse({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}},
+                            status_code=400)
+    return decoded
