@@ -3,7 +3,7 @@
     from mcp_kit.client import connect
 
     async with connect("python -m servers.weather --provider sample") as session:
-        print([tool["name"] for tool in await session.list_tools()])
+        names = [tool["name"] for tool in await session.list_tools()]
         result = await session.call_tool("get_weather", {"city": "Paris"})
 
 Results are wire JSON (dicts). A JSON-RPC error raises `mcp_kit.MCPError`; a server that cannot
