@@ -79,6 +79,7 @@ class Dispatcher:
         self._in_flight: dict[RequestId, _InFlight] = {}
         self._pending: dict[RequestId, _PendingReply] = {}
         self._next_id = 0
+        self._idle: asyncio.Event | None = None  # made by the first wait_idle(); set when nothing is in flight
         self.closed = False
 
     # ------------------------------------------------------------------ inbound
@@ -134,6 +135,8 @@ class Dispatcher:
             return ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         finally:
             self._in_flight.pop(request.id, None)
+            if self._idle is not None and not self._in_flight:
+                self._idle.set()
 
     async def _notification(self, notification: Notification) -> None:
         if notification.method == CANCELLED_NOTIFICATION:
@@ -198,6 +201,13 @@ class Dispatcher:
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
+
+    async def wait_idle(self) -> None:
+        """Return once no inbound request is in flight (at once when none is)."""
+        while self._in_flight:
+            if self._idle is None or self._idle.is_set():
+                self._idle = asyncio.Event()
+            await self._idle.wait()
 
     # ------------------------------------------------------------------ outbound
 

@@ -20,6 +20,7 @@ import anyio
 
 from .session import Session
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
+from .transports.stdio_mode import requested_mode
 
 if TYPE_CHECKING:
     from .server import MCPServer
@@ -72,12 +73,17 @@ def configure_logging(level: str = "info") -> None:
 
 
 def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
-    """Serve `app` on `transport` until the client leaves or a signal arrives."""
+    """Serve `app` on `transport` until the client leaves or a signal arrives.
+
+    stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
+    """
     configure_logging(log_level)
     if transport == "stdio":
+        stdio_mode = options.pop("stdio_mode", None)
         if options:
-            raise TypeError(f"stdio takes no options; got {', '.join(options)}")
-        anyio.run(serve_stdio, app, backend_options={"use_uvloop": _has_uvloop()})
+            raise TypeError(f"stdio takes no options but stdio_mode; got {', '.join(options)}")
+        requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
+        anyio.run(serve_stdio, app, 0, stdio_mode, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
         serve_http(app, log_level=log_level, **options)
@@ -85,20 +91,21 @@ def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **opt
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
 
 
-async def serve_stdio(app: MCPServer, stdin_fd: int = 0) -> None:
-    """Serve one client on stdin/stdout."""
+async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None) -> None:
+    """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
     with protocol_stdout() as out_fd:
-        writer = StdioWriter(out_fd)
+        writer = StdioWriter(out_fd, mode)
         await writer.start()
         try:
             async with app.running(), anyio.create_task_group() as tg:
                 session = Session(app, writer, tg)
                 dispatcher = session.dispatcher
-                await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd,
-                                  in_flight=lambda: dispatcher.in_flight, on_close=session.close)
+                await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd, mode=mode,
+                                  wait_idle=dispatcher.wait_idle, on_close=session.close)
                 tg.cancel_scope.cancel()
         finally:
-            await writer.aclose()
+            with anyio.CancelScope(shield=True):
+                await writer.aclose()
 
 
 def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",

@@ -1,9 +1,18 @@
 """stdio: newline-delimited UTF-8 JSON-RPC on stdin/stdout.
 
-Efficient by design: stdin and stdout are non-blocking pipes on the event loop (no worker
-thread per read or write), and the messages ready in one loop iteration leave in one write.
-While serving, file descriptor 1 is pointed at stderr, so a stray `print()` (or a child
-process) cannot corrupt the protocol stream; the protocol keeps its own duplicate of stdout.
+Efficient by design: where the OS can poll them (pipes, sockets, terminals on Linux and macOS),
+stdin and stdout are non-blocking handles on the event loop, with no worker thread per read or
+write. Where it cannot (Windows, `/dev/null`, regular files, unpollable devices), one daemon thread
+per direction serves them instead (`stdio_threads`); `stdio_mode.choose_mode` decides, per handle,
+and `MCP_KIT_STDIO_MODE=loop|threads` forces it. Either way the messages ready in one loop
+iteration leave in one write.
+
+While serving, file descriptor 1 is pointed at stderr, so a stray `print()` (or a child process)
+cannot corrupt the protocol stream; the protocol keeps its own duplicate of stdout.
+
+Shutdown is the same on every system: end of input or a stop signal (`stop_signals`) ends reading,
+requests in flight get `grace` seconds to be answered, then the connection closes and what was
+written is flushed (waited on, with a deadline).
 
 Must not import: session, server (it moves frames; the caller supplies what to do with them).
 """
@@ -14,8 +23,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
-import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -23,11 +30,16 @@ from typing import Any
 import anyio
 
 from ..jsonrpc import PARSE_ERROR, ErrorResponse, Message, RequestId, encode_message
+from .stdio_mode import StdioMode, choose_mode
+from .stdio_threads import ThreadedReader, ThreadedWriter, write_all
+from .stop_signals import watch_stop_signals
 
 logger = logging.getLogger("mcp_kit.stdio")
 
 READ_CHUNK = 1 << 16
 MAX_LINE = 64 << 20  # a single message may be up to 64 MiB
+WRITE_HIGH_WATER = 4 << 20  # senders wait while more than this is buffered for stdout
+CLOSE_TIMEOUT = 5.0  # how long closing waits for buffered output to reach the peer
 
 
 class _Oversized(bytes):
@@ -88,37 +100,48 @@ class LineReader:
 
 
 class StdioWriter:
-    """Writes messages as lines; everything sent in one loop iteration leaves in one write."""
+    """Writes messages as lines; everything sent in one loop iteration leaves in one write.
 
-    def __init__(self, fd: int) -> None:
+    `mode` is `loop`, `threads` or None (then `choose_mode` decides, honouring MCP_KIT_STDIO_MODE).
+    """
+
+    def __init__(self, fd: int, mode: str | None = None) -> None:
         self._fd = fd
+        self._requested = mode
+        self.mode: StdioMode | None = None  # set by start()
         self._pending: list[bytes] = []
         self._scheduled = False
         self._transport: asyncio.WriteTransport | None = None
+        self._threaded: ThreadedWriter | None = None
         self._file: Any = None
         self._drained = asyncio.Event()
         self._drained.set()
+        self._closed = asyncio.Event()
 
     async def start(self) -> None:
+        self.mode = choose_mode(self._fd, writing=True, mode=self._requested)
+        if self.mode == "threads":
+            self._threaded = ThreadedWriter(self._fd, WRITE_HIGH_WATER)
+            self._drained = self._threaded.below_limit
+            return
         loop = asyncio.get_running_loop()
-        mode = os.fstat(self._fd).st_mode
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
-            self._file = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
-            writer = self
+        self._file = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+        writer = self
 
-            class _Protocol(asyncio.Protocol):
-                def pause_writing(self) -> None:
-                    writer._drained.clear()
+        class _Protocol(asyncio.Protocol):
+            def pause_writing(self) -> None:
+                writer._drained.clear()
 
-                def resume_writing(self) -> None:
-                    writer._drained.set()
+            def resume_writing(self) -> None:
+                writer._drained.set()
 
-                def connection_lost(self, exc: Exception | None) -> None:
-                    writer._drained.set()
+            def connection_lost(self, exc: Exception | None) -> None:
+                writer._drained.set()
+                writer._closed.set()
 
-            transport, _ = await loop.connect_write_pipe(_Protocol, self._file)
-            self._transport = transport
-            transport.set_write_buffer_limits(high=4 << 20)
+        transport, _ = await loop.connect_write_pipe(_Protocol, self._file)
+        self._transport = transport
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
 
     async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
         self._pending.append(encode_message(message) + b"\n")
@@ -137,30 +160,30 @@ class StdioWriter:
         if self._transport is not None:
             if not self._transport.is_closing():
                 self._transport.write(data)
-        else:
-            _write_all(self._fd, data)
+        elif self._threaded is not None:
+            self._threaded.write(data)
+        else:  # not started: write in place
+            write_all(self._fd, data)
 
-    async def aclose(self) -> None:
+    async def aclose(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Flush, wait (at most `timeout` seconds) until the output has left, and close."""
         self.flush()
         if self._transport is not None:
-            with anyio.move_on_after(5):
-                while self._transport.get_write_buffer_size() and not self._transport.is_closing():
-                    await anyio.sleep(0.005)
-            self._transport.close()
+            self._transport.close()  # writes what it still buffers, then reports connection_lost
+            with anyio.move_on_after(timeout):
+                await self._closed.wait()
+            if not self._closed.is_set():
+                logger.warning("stdout did not take the last %d bytes within %g s; dropping them",
+                               self._transport.get_write_buffer_size(), timeout)
+                self._transport.abort()
+        elif self._threaded is not None:
+            await self._threaded.aclose(timeout)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-async def read_lines(fd: int) -> AsyncIterator[bytes]:
-    """Yield complete lines from `fd` without a worker thread when it is a pipe, socket or tty."""
+async def read_lines(fd: int, mode: str | None = None) -> AsyncIterator[bytes]:
+    """Yield complete lines from `fd`: on the event loop where it can poll `fd`, else from a thread."""
     reader = LineReader()
-    mode = os.fstat(fd).st_mode
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+    if choose_mode(fd, writing=False, mode=mode) == "loop":
         loop = asyncio.get_running_loop()
         stream = asyncio.StreamReader(limit=MAX_LINE)
         pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
@@ -174,9 +197,10 @@ async def read_lines(fd: int) -> AsyncIterator[bytes]:
                     yield line
         finally:
             transport.close()
-    else:  # a regular file: reads never block for long
+    else:
+        chunks = ThreadedReader(fd, READ_CHUNK)
         while True:
-            chunk = await anyio.to_thread.run_sync(os.read, fd, READ_CHUNK)
+            chunk = await chunks.read()
             if not chunk:
                 break
             for line in reader.feed(chunk):
@@ -208,34 +232,47 @@ def protocol_stdout() -> Any:
 FrameHandler = Callable[[bytes], Awaitable[None]]
 
 
+async def _nothing_in_flight() -> None:
+    return None
+
+
 async def serve_lines(
     on_frame: FrameHandler,
     writer: StdioWriter,
     *,
     stdin_fd: int = 0,
-    in_flight: Callable[[], int] = lambda: 0,
+    mode: str | None = None,
+    wait_idle: Callable[[], Awaitable[None]] = _nothing_in_flight,
     on_close: Callable[[], None] = lambda: None,
     grace: float = 2.0,
 ) -> None:
-    """Read lines until EOF or SIGTERM/SIGINT; then give in-flight work `grace` seconds and stop."""
+    """Read lines until end of input or a stop signal; then give in-flight work `grace` seconds.
+
+    `wait_idle` returns once nothing is in flight. A second stop signal ends the grace at once.
+    """
+    reading = anyio.CancelScope()
+    finishing = anyio.CancelScope()
+    signals_seen = 0
+
+    def on_signal(name: str) -> None:
+        nonlocal signals_seen
+        signals_seen += 1
+        if signals_seen == 1:
+            logger.info("received %s: answering what is in flight (at most %g s), then exiting", name, grace)
+        else:
+            logger.info("received %s again: exiting now", name)
+            finishing.cancel()
+        reading.cancel()
+
     async with anyio.create_task_group() as tg:
-
-        async def watch_signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for signum in signals:
-                    logger.info("received %s, shutting down", signal.Signals(signum).name)
-                    on_close()
-                    tg.cancel_scope.cancel()
-                    return
-
-        tg.start_soon(watch_signals)
-        async for line in read_lines(stdin_fd):
-            if line is OVERSIZED:
-                await writer.send(ErrorResponse(None, PARSE_ERROR, f"Parse error: a message over {MAX_LINE} bytes was dropped"))
-                continue
-            await on_frame(line)
-        with anyio.move_on_after(grace):
-            while in_flight():
-                await anyio.sleep(0.01)
+        tg.start_soon(watch_stop_signals, on_signal)
+        with reading:
+            async for line in read_lines(stdin_fd, mode):
+                if line is OVERSIZED:
+                    await writer.send(ErrorResponse(None, PARSE_ERROR, f"Parse error: a message over {MAX_LINE} bytes was dropped"))
+                    continue
+                await on_frame(line)
+        with finishing, anyio.move_on_after(grace):
+            await wait_idle()
         on_close()
         tg.cancel_scope.cancel()
