@@ -29,8 +29,9 @@ META = {
 }
 
 
-def stdio_target() -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT))
+def stdio_target(stdio_mode: str = "auto") -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT),
+                                 env={"MCP_KIT_STDIO_MODE": stdio_mode})
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,9 @@ async def walk_modern(client: Client) -> None:
         assert getattr(event, "uri", None) == "note://todo"
 
 
-async def test_auto_mode_negotiates_2026_over_stdio() -> None:
-    async with Client(stdio_target(), mode="auto") as client:
+@pytest.mark.parametrize("stdio_mode", ["loop", "threads"])
+async def test_auto_mode_negotiates_2026_over_stdio(stdio_mode: str) -> None:
+    async with Client(stdio_target(stdio_mode), mode="auto") as client:
         await walk_modern(client)
 
 

@@ -38,13 +38,20 @@ class Inbox:
                 await self.changed.wait()
 
 
-def demo_params() -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT))
+@pytest.fixture(params=["loop", "threads"])
+def stdio_mode(request: pytest.FixtureRequest) -> str:
+    """The SDK client drives both stdio paths of the server (MCP_KIT_STDIO_MODE)."""
+    return str(request.param)
 
 
-async def test_sdk_client_uses_every_feature_over_stdio() -> None:
+def demo_params(stdio_mode: str = "auto") -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT),
+                                 env={"MCP_KIT_STDIO_MODE": stdio_mode})
+
+
+async def test_sdk_client_uses_every_feature_over_stdio(stdio_mode: str) -> None:
     inbox = Inbox()
-    async with stdio_client(demo_params()) as (read, write), ClientSession(read, write, message_handler=inbox) as session:
+    async with stdio_client(demo_params(stdio_mode)) as (read, write), ClientSession(read, write, message_handler=inbox) as session:
         init = await session.initialize()
         assert init.server_info.name == "demo"
         assert init.capabilities.tools is not None and init.capabilities.resources.subscribe is True
@@ -115,8 +122,8 @@ async def test_sdk_client_uses_every_feature_over_stdio() -> None:
         assert log.params.level == "info" and "welcome" in str(log.params.data)
 
 
-async def test_sdk_client_cancels_a_slow_tool_and_runs_calls_concurrently() -> None:
-    async with stdio_client(demo_params()) as (read, write), ClientSession(read, write) as session:
+async def test_sdk_client_cancels_a_slow_tool_and_runs_calls_concurrently(stdio_mode: str) -> None:
+    async with stdio_client(demo_params(stdio_mode)) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
 
         with anyio.move_on_after(0.5) as scope:  # the SDK sends notifications/cancelled for us

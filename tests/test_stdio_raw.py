@@ -1,19 +1,18 @@
 """stdio transport, byte for byte: a real subprocess fed raw JSON lines through pipes.
 
-Every process is stopped by its PID (terminate, wait, kill). Every line the server writes to
-stdout is checked to be one JSON-RPC message.
+Every test runs twice, once per stdio mode (event loop, worker threads; `MCP_KIT_STDIO_MODE`),
+and checks that the server really served that mode. Every process is stopped by its PID
+(terminate, wait, kill). Every line the server writes to stdout is checked to be one JSON-RPC message.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,114 +20,23 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "examples" / "demo_server.py"
+from .stdio_process import DEMO, MODES, ROOT, ServerProcess, launch_command, mode_env, served_by
 
 
-class ServerProcess:
-    """A server subprocess speaking newline-delimited JSON on its pipes."""
-
-    def __init__(self, script: Path, stderr_path: Path) -> None:
-        self.stderr_file = open(stderr_path, "wb")
-        self.stderr_path = stderr_path
-        self.proc = subprocess.Popen(
-            [sys.executable, str(script)], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.stderr_file,
-        )
-        self.raw_lines: list[bytes] = []
-        self.messages: queue.Queue[Any] = queue.Queue()
-        self.backlog: list[dict[str, Any]] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in iter(self.proc.stdout.readline, b""):
-            self.raw_lines.append(line)
-            try:
-                self.messages.put(json.loads(line))
-            except ValueError:
-                self.messages.put({"unparseable": line[:200]})
-        self.messages.put(None)  # EOF
-
-    def send_bytes(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.send_bytes(json.dumps(message).encode() + b"\n")
-
-    def receive(self, timeout: float = 5) -> dict[str, Any] | None:
-        return self.messages.get(timeout=timeout)
-
-    def wait_for(self, predicate: Any, timeout: float = 5) -> dict[str, Any]:
-        """The first message (including earlier unclaimed ones) for which `predicate` holds."""
-        for index, message in enumerate(self.backlog):
-            if predicate(message):
-                return self.backlog.pop(index)
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"no matching message within {timeout} s; got {self.backlog!r:.500}")
-            message = self.messages.get(timeout=remaining)
-            if message is None:
-                raise AssertionError(f"server closed stdout; stderr:\n{self.stderr_text()[-2000:]}")
-            if predicate(message):
-                return message
-            self.backlog.append(message)
-
-    def answer(self, request_id: Any, timeout: float = 5) -> dict[str, Any]:
-        return self.wait_for(lambda m: "method" not in m and m.get("id") == request_id, timeout)
-
-    def initialize(self, version: str = "2025-11-25") -> dict[str, Any]:
-        self.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
-        result = self.answer("init", timeout=15)["result"]
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return result
-
-    def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                   "params": {"name": name, "arguments": arguments}})
-
-    def stderr_text(self) -> str:
-        self.stderr_file.flush()
-        return self.stderr_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-        self.reader.join(timeout=5)
-        self.stderr_file.close()
-
-    def assert_stdout_is_only_json_lines(self) -> None:
-        for line in self.raw_lines:
-            assert line.endswith(b"\n"), line[:200]
-            message = json.loads(line)
-            assert isinstance(message, (dict, list)), line[:200]
-            for item in message if isinstance(message, list) else [message]:
-                assert item.get("jsonrpc") == "2.0", line[:200]
+@pytest.fixture(params=MODES)
+def stdio_mode(request: pytest.FixtureRequest) -> str:
+    """Every test here runs on both stdio paths: the event loop and worker threads."""
+    return str(request.param)
 
 
 @pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Any]:
+def spawn(tmp_path: Path, stdio_mode: str) -> Iterator[Any]:
     started: list[ServerProcess] = []
 
-    def start(script: Path = DEMO) -> ServerProcess:
-        server = ServerProcess(script, tmp_path / f"stderr-{len(started)}.log")
+    def start(script: Path = DEMO, **launch: Any) -> ServerProcess:
+        """Start `script`; `launch` (grace=, signal_platform=) changes transport constants as `launch_command` does."""
+        command = launch_command(script, **launch) if launch else [sys.executable, str(script)]
+        server = ServerProcess(command, tmp_path / f"stderr-{len(started)}.log", stdio_mode)
         started.append(server)
         return server
 
@@ -185,29 +93,79 @@ def test_ten_mebibyte_message_round_trips(spawn: Any) -> None:
     server.assert_stdout_is_only_json_lines()
 
 
-def test_stdin_eof_exits_cleanly_even_with_a_slow_tool_in_flight(spawn: Any) -> None:
-    server = spawn()
+@pytest.mark.parametrize("how", ["eof", "sigterm"])
+def test_a_call_longer_than_the_grace_does_not_hold_the_exit(spawn: Any, how: str) -> None:
+    server = spawn(grace=0.5)
     server.initialize()
-    server.call("slow", "slow", {"seconds": 20})
-    time.sleep(0.2)
-    started = time.monotonic()
-    assert server.proc.stdin is not None
-    server.proc.stdin.close()
-    assert server.proc.wait(timeout=8) == 0
-    assert time.monotonic() - started < 8
+    server.call("slow", "slow", {"seconds": 20}, progress_token="slow")
+    server.progress("slow")
+    if how == "eof":
+        server.close_stdin()
+    else:
+        os.kill(server.proc.pid, signal.SIGTERM)
+    assert server.proc.wait(timeout=10) == 0
     server.reader.join(timeout=5)
-    assert all(m is None or m.get("id") != "slow" or "error" in m for m in server.backlog)
+    assert not any(m is not None and m.get("id") == "slow" and "result" in m for m in server.backlog)
     server.assert_stdout_is_only_json_lines()
 
 
-def test_sigterm_exits_cleanly(spawn: Any) -> None:
-    server = spawn()
+def stop_by(server: ServerProcess, how: str) -> None:
+    """End the session the way `how` says: close stdin, or send a signal."""
+    if how == "eof":
+        server.close_stdin()
+    else:
+        os.kill(server.proc.pid, getattr(signal, how.upper()))
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+@pytest.mark.parametrize("how", ["eof", "sigterm", "sigint"])
+def test_calls_in_flight_are_answered_then_the_server_exits_0(spawn: Any, era: str, how: str) -> None:
+    server = spawn(grace=60)
+    stateless = era == "stateless"
+    if not stateless:
+        server.initialize()
+    server.call("short", "slow", {"seconds": 0.5}, stateless=stateless, progress_token="short")
+    server.call("longer", "slow", {"seconds": 1.5}, stateless=stateless, progress_token="longer")
+    server.progress("short")
+    server.progress("longer")
+    server.assert_served_in_its_mode()
+    stop_by(server, how)
+    assert server.answer("short", timeout=30)["result"]["content"][0]["text"] == "slept 0.5 s"
+    assert server.answer("longer", timeout=30)["result"]["content"][0]["text"] == "slept 1.5 s"
+    assert server.proc.wait(timeout=30) == 0
+    server.reader.join(timeout=5)
+    server.assert_stdout_is_only_json_lines()
+    if how != "eof":
+        assert f"received {how.upper()}: answering what is in flight" in server.stderr_text()
+
+
+def test_a_second_signal_ends_the_grace_at_once(spawn: Any) -> None:
+    server = spawn(grace=120)
     server.initialize()
-    server.call("slow", "slow", {"seconds": 20})
-    time.sleep(0.2)
+    server.call("slow", "slow", {"seconds": 30}, progress_token="slow")
+    server.progress("slow")
     os.kill(server.proc.pid, signal.SIGTERM)
-    assert server.proc.wait(timeout=8) == 0
-    server.assert_stdout_is_only_json_lines()
+    os.kill(server.proc.pid, signal.SIGINT)
+    assert server.proc.wait(timeout=20) == 0  # far less than the 120 s grace
+    server.reader.join(timeout=5)
+    assert not any(m is not None and m.get("id") == "slow" and "result" in m for m in server.backlog)
+    stderr = server.stderr_text()
+    assert "received SIGTERM: answering" in stderr and "received SIGINT again: exiting now" in stderr
+
+
+def test_the_windows_signal_path_answers_calls_in_flight_then_exits_0(spawn: Any) -> None:
+    """The plan Windows uses (signal.signal handlers marshalled onto the loop), forced here on Linux.
+
+    SIGBREAK does not exist here, so CTRL_C_EVENT's SIGINT stands for both console events.
+    """
+    server = spawn(grace=60, signal_platform="win32")
+    server.initialize()
+    server.call("short", "slow", {"seconds": 0.5}, progress_token="short")
+    server.progress("short")
+    os.kill(server.proc.pid, signal.SIGINT)
+    assert server.answer("short", timeout=30)["result"]["content"][0]["text"] == "slept 0.5 s"
+    assert server.proc.wait(timeout=30) == 0
+    assert "received SIGINT: answering what is in flight" in server.stderr_text()
 
 
 PRINTING_SERVER = textwrap.dedent('''
@@ -239,7 +197,7 @@ PRINTING_SERVER = textwrap.dedent('''
 
 
     if __name__ == "__main__":
-        app.run()
+        app.run(log_level="debug")
 ''')
 
 
@@ -281,7 +239,7 @@ SYNC_SLOW_SERVER = textwrap.dedent('''
 
 
     if __name__ == "__main__":
-        app.run()
+        app.run(log_level="debug")
 ''')
 
 
@@ -306,21 +264,23 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     assert code == 0, f"still running {time.monotonic() - started:.1f} s after {how} (sync tool thread not abandoned)"
 
 
-def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues() -> None:
-    script = ("import mcp_kit.transports.stdio as stdio; stdio.MAX_LINE = 1000\n"
-              "import runpy, sys; sys.argv = ['demo']; runpy.run_path('examples/demo_server.py', run_name='__main__')")
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues(stdio_mode: str) -> None:
+    process = subprocess.Popen(launch_command(max_line=1000), cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=mode_env(stdio_mode))
     try:
-        out, _ = process.communicate(b'{"x": "' + b"y" * 5000 + b'"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-                                     timeout=30)
+        out, err = process.communicate(b'{"x": "' + b"y" * 5000 + b'"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+                                       + b'{"last": "' + b"z" * 5000 + b'"}', timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-    first, second = (json.loads(line) for line in out.splitlines())
-    assert first["error"]["code"] == -32700 and "dropped" in first["error"]["message"]
-    assert second == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert served_by(stdio_mode) in err.decode()
+    messages = [json.loads(line) for line in out.splitlines()]
+    assert {"jsonrpc": "2.0", "id": 1, "result": {}} in messages
+    dropped = [m for m in messages if "error" in m]
+    assert len(dropped) == 2 and len(messages) == 3  # the line before the ping, and the unterminated one at EOF
+    assert all(m["id"] is None and m["error"]["code"] == -32700 and "dropped" in m["error"]["message"] for m in dropped)
+    assert process.returncode == 0
 
 
 def test_line_reader_drops_an_overlong_line_split_across_reads_and_resumes_at_the_next() -> None:

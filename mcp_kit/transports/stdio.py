@@ -40,6 +40,7 @@ READ_CHUNK = 1 << 16
 MAX_LINE = 64 << 20  # a single message may be up to 64 MiB
 WRITE_HIGH_WATER = 4 << 20  # senders wait while more than this is buffered for stdout
 CLOSE_TIMEOUT = 5.0  # how long closing waits for buffered output to reach the peer
+SHUTDOWN_GRACE = 2.0  # seconds in-flight requests get to finish after end of input or a stop signal
 
 
 class _Oversized(bytes):
@@ -206,7 +207,7 @@ async def read_lines(fd: int, mode: str | None = None) -> AsyncIterator[bytes]:
             for line in reader.feed(chunk):
                 yield line
     last = reader.rest()
-    if last:
+    if last is not None:  # OVERSIZED is an empty bytes: test for None, not truth
         yield last
 
 
@@ -244,12 +245,14 @@ async def serve_lines(
     mode: str | None = None,
     wait_idle: Callable[[], Awaitable[None]] = _nothing_in_flight,
     on_close: Callable[[], None] = lambda: None,
-    grace: float = 2.0,
+    grace: float | None = None,
 ) -> None:
     """Read lines until end of input or a stop signal; then give in-flight work `grace` seconds.
 
     `wait_idle` returns once nothing is in flight. A second stop signal ends the grace at once.
+    `grace` defaults to SHUTDOWN_GRACE.
     """
+    grace = SHUTDOWN_GRACE if grace is None else grace
     reading = anyio.CancelScope()
     finishing = anyio.CancelScope()
     signals_seen = 0

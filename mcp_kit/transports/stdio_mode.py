@@ -65,14 +65,16 @@ def why_loop_cannot_serve(fd: int, *, writing: bool, platform: str | None = None
 def choose_mode(fd: int, *, writing: bool, mode: str | None = None, platform: str | None = None) -> StdioMode:
     """`loop` when the event loop can serve `fd` (and threads are not forced), else `threads`."""
     request = requested_mode(mode)
-    if request == "threads":
-        return "threads"
-    reason = why_loop_cannot_serve(fd, writing=writing, platform=platform)
-    if reason is None:
-        return "loop"
     name = "stdout" if writing else "stdin"
-    if request == "loop":
-        logger.warning("%s cannot be served on the event loop as requested: %s; using a worker thread", name, reason)
+    if request == "threads":
+        reason: str | None = "threads were requested"
     else:
-        logger.debug("%s is served by a worker thread: %s", name, reason)
+        reason = why_loop_cannot_serve(fd, writing=writing, platform=platform)
+    if reason is None:
+        logger.debug("%s: served on the event loop", name)
+        return "loop"
+    if request == "loop":
+        logger.warning("%s cannot be served on the event loop as requested: %s; served by a worker thread", name, reason)
+    else:
+        logger.debug("%s: served by a worker thread (%s)", name, reason)
     return "threads"
