@@ -7,8 +7,10 @@ idle event that shutdown waits on. The whole transport runs as real processes in
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import selectors
 import signal
 import socket
 import threading
@@ -21,6 +23,7 @@ import pytest
 
 from mcp_kit.dispatcher import Dispatcher
 from mcp_kit.jsonrpc import Notification, Request
+from mcp_kit.transports import stdio_mode
 from mcp_kit.transports.stdio import StdioWriter
 from mcp_kit.transports.stdio_mode import MODE_ENV, choose_mode, requested_mode, why_loop_cannot_serve
 from mcp_kit.transports.stdio_threads import ThreadedReader, ThreadedWriter
@@ -62,11 +65,34 @@ def test_pipes_and_sockets_are_served_on_the_loop(pipe: tuple[int, int], monkeyp
         assert choose_mode(other.fileno(), writing=True) == "loop"
 
 
+def test_terminals_are_served_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(MODE_ENV, raising=False)
+    controller, terminal = os.openpty()
+    try:
+        assert choose_mode(terminal, writing=False) == "loop"
+        assert choose_mode(terminal, writing=True) == "loop"
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
+def test_a_handle_the_selector_refuses_is_served_by_a_thread(pipe: tuple[int, int],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    class RefusingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        def register(self, fileobj: Any, events: int, data: Any = None) -> Any:
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(stdio_mode.selectors, "DefaultSelector", RefusingSelector)
+    read_fd, _ = pipe
+    assert why_loop_cannot_serve(read_fd, writing=False) == "the OS cannot poll it (Operation not permitted)"
+    assert choose_mode(read_fd, writing=False, mode="auto") == "threads"
+
+
 def test_dev_null_regular_files_and_closed_handles_are_served_by_threads(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(MODE_ENV, raising=False)
     with open(os.devnull, "rb") as null, open(tmp_path / "f", "wb") as regular:
-        assert "cannot poll" in (why_loop_cannot_serve(null.fileno(), writing=False) or "")
+        assert why_loop_cannot_serve(null.fileno(), writing=False) == "it is a device other than a terminal"
         assert choose_mode(null.fileno(), writing=False) == "threads"
         assert why_loop_cannot_serve(regular.fileno(), writing=True) == "it is a regular file"
         assert choose_mode(regular.fileno(), writing=True) == "threads"

@@ -5,8 +5,8 @@ Linux and macOS. It cannot on Windows (the Proactor loop cannot read the anonymo
 app hands a child process), nor for `/dev/null`, regular files and character devices without poll
 support, which is what `nohup`, systemd units and `docker run` without `-i` give a server. Handing
 such a handle to the loop fails late and hard (uvloop aborts the process; asyncio fails inside a
-callback), so the question is answered here first, by registering the handle with the platform's
-own selector (epoll on Linux, kqueue on macOS) and seeing whether the OS accepts it.
+callback), so the question is answered here first: only pipes, sockets and terminals qualify, and
+only once the platform's own selector (epoll on Linux, kqueue on macOS) has accepted the handle.
 
 `MCP_KIT_STDIO_MODE=auto|loop|threads` (or the `mode` argument of `choose_mode`) forces the choice,
 so that both paths run in tests on any system. A forced `loop` on a handle the loop cannot poll
@@ -52,6 +52,8 @@ def why_loop_cannot_serve(fd: int, *, writing: bool, platform: str | None = None
         return f"it cannot be inspected ({exc.strerror})"
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
         return "it is a regular file" if stat.S_ISREG(mode) else "it is not a pipe, socket or terminal"
+    if stat.S_ISCHR(mode) and not os.isatty(fd):  # /dev/null and kin: which of them kqueue/epoll accept varies
+        return "it is a device other than a terminal"
     selector = selectors.DefaultSelector()
     try:
         selector.register(fd, selectors.EVENT_WRITE if writing else selectors.EVENT_READ)
