@@ -187,6 +187,23 @@ def test_command_lines_are_split_like_a_shell() -> None:
         command_line("  ")
 
 
+@pytest.mark.parametrize(("line", "argv"), [
+    (r"C:\Python311\python.exe -m servers.stock", [r"C:\Python311\python.exe", "-m", "servers.stock"]),
+    (r'"C:\Program Files\Python311\python.exe" "D:\my servers\calc.py"',
+     [r"C:\Program Files\Python311\python.exe", r"D:\my servers\calc.py"]),
+    (r'a\\"b c" d', [r"a\b c", "d"]),              # 2n backslashes before a quote: n, and the quote opens
+    (r'a\"b c', ['a"b', "c"]),                       # 2n+1: n and a literal quote
+    (r'"say ""hi""" \\server\share\x.py', ['say "hi"', r"\\server\share\x.py"]),
+    ('"" x\t y', ["", "x", "y"]),
+])
+def test_windows_command_lines_keep_their_backslashes(line: str, argv: list[str]) -> None:
+    from mcp_kit.client.argv import join_command, split_command
+
+    assert split_command(line, platform="win32") == argv
+    assert split_command(join_command(argv, platform="win32"), platform="win32") == argv
+    assert split_command(r"C:\x\python.exe", platform="linux") == ["C:xpython.exe"]  # what shlex would have done
+
+
 def test_targets_choose_their_transport() -> None:
     assert isinstance(open_transport("http://127.0.0.1:1/mcp"), StreamableHTTPTransport)
     assert isinstance(open_transport("https://example.test/mcp/"), StreamableHTTPTransport)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from anyio.abc import Process, TaskGroup
 
 from ..jsonrpc import PARSE_ERROR, InvalidMessage, Message, decode_message, encode_message
 from ..transports.stdio import LineReader
+from .argv import join_command, split_command
 from .errors import ConnectionClosed, ServerNotFound
 from .transport import Transport
 
@@ -32,8 +32,8 @@ EXIT_GRACE = 2.0
 
 
 def command_line(command: str | Sequence[str]) -> list[str]:
-    """A command as argv: a string is split the way a POSIX shell would."""
-    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    """A command as argv: a string is split the way this system would (a POSIX shell; on Windows, its C runtime)."""
+    argv = split_command(command) if isinstance(command, str) else list(command)
     if not argv:
         raise ServerNotFound("empty command: give the command line that starts the server")
     return argv
@@ -46,7 +46,7 @@ class StdioTransport(Transport):
                  on_stderr: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self.argv = command_line(command)
-        self.description = f"server ({shlex.join(self.argv)})"
+        self.description = f"server ({join_command(self.argv)})"
         self.env = env
         self.cwd = cwd
         self.on_stderr = on_stderr
@@ -186,7 +186,7 @@ class StdioTransport(Transport):
         what = (f"the server exited with status {code}" if code is not None and code >= 0
                 else f"the server was killed by signal {-code}" if code is not None
                 else "the server closed its stdout")
-        parts = [f"{what} ({shlex.join(self.argv)})"]
+        parts = [f"{what} ({join_command(self.argv)})"]
         parts.extend(self.stray_report())
         tail = self.stderr_tail()
         parts.append(f"last lines of its stderr:\n{tail}" if tail else "it wrote nothing to stderr")
