@@ -7,6 +7,7 @@ idle event that shutdown waits on. The whole transport runs as real processes in
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import os
@@ -235,6 +236,31 @@ async def test_the_threaded_writer_drops_output_once_the_reader_is_gone(pipe: tu
         writer.write(b"dropped at once\n")
     assert writer.below_limit.is_set()
     assert "stdout is closed" in caplog.text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["loop", "threads"])
+async def test_messages_sent_in_one_loop_turn_leave_in_one_write(pipe: tuple[int, int], mode: str) -> None:
+    read_fd, write_fd = pipe
+    writer = StdioWriter(write_fd, mode)
+    await writer.start()
+    sink: Any = writer._transport if mode == "loop" else writer._threaded
+    writes: list[bytes] = []
+    real_write = sink.write
+
+    def counting_write(data: bytes) -> None:
+        writes.append(bytes(data))
+        real_write(data)
+
+    sink.write = counting_write
+    for n in range(3):
+        await writer.send(Notification("notifications/message", {"n": n}))
+    assert writes == []  # nothing leaves before the loop turn ends
+    await asyncio.sleep(0)  # the flush scheduled with call_soon runs before this task resumes
+    assert len(writes) == 1 and writes[0].count(b"\n") == 3
+    with anyio.fail_after(10):
+        await writer.aclose(timeout=10)
+    assert os.read(read_fd, 1 << 16) == writes[0]
 
 
 @pytest.mark.anyio
