@@ -351,3 +351,32 @@ async def test_wait_idle_returns_when_the_last_request_in_flight_is_answered() -
             await idle.wait()
         assert dispatcher.in_flight == 0
         assert sorted(m.id for m in sink.sent) == [1, 2]  # both answers were sent by the time idle was seen
+
+
+# ---------------------------------------------------------------------------------------- app.run
+
+
+def test_app_run_takes_the_stdio_mode_and_refuses_a_bad_one_before_starting() -> None:
+    from mcp_kit import MCPServer
+
+    app = MCPServer("modes")
+    with pytest.raises(ValueError, match="mode must be one of auto, loop, threads; got 'fast'"):
+        app.run(stdio_mode="fast")
+    with pytest.raises(TypeError, match="stdio takes no options but stdio_mode; got port"):
+        app.run(port=8000)
+
+
+def test_app_run_with_stdio_mode_threads_serves_from_threads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "threads_server.py"
+    script.write_text("from mcp_kit import MCPServer\n"
+                      "MCPServer('threads').run(stdio_mode='threads', log_level='debug')\n")
+    env = {k: v for k, v in os.environ.items() if k != MODE_ENV}
+    done = subprocess.run([sys.executable, str(script)], input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+                          capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0 and done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    stderr = done.stderr.decode()
+    assert "stdin: served by a worker thread (threads were requested)" in stderr
+    assert "stdout: served by a worker thread (threads were requested)" in stderr
