@@ -5,9 +5,10 @@
 
 - `parse_arguments` takes what the vendor sent (a JSON string from OpenAI, an object from Anthropic and
   Gemini) and insists on one JSON object.
-- `ArgumentChecker.restore` undoes the strict-mode mapping: a null for a property the tool marks optional,
-  whose own schema does not accept null, means "not given" and is dropped, at any depth (through `$ref`,
-  `anyOf`, arrays), so the server applies its default. A null the tool's schema accepts is kept.
+- `ArgumentChecker.restore` undoes the strict-mode mapping: a null for a property the tool marks optional
+  means "not given" and is dropped, at any depth (through `$ref`, `anyOf`, arrays), so the server applies
+  its default; unless the property's own schema accepts null and its default is not null, where null may
+  mean something of its own (clear a value) and is kept.
 - `ArgumentChecker.check` restores, then validates against the tool's input schema (JSON Schema, with
   format checks) and raises `ArgumentError` listing every problem by path, in words a model can act on.
 
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped]
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
 from .schema_document import SchemaConversionError, SchemaDocument, type_of
 
@@ -110,7 +112,8 @@ class ArgumentChecker:
                 schema = properties.get(key)
                 if schema is None:
                     kept[key] = item
-                elif item is None and key not in required and not self._accepts(schema, None):
+                elif item is None and key not in required and (_defaults_to_null(schema)
+                                                                or not self._accepts(schema, None)):
                     continue  # strict mode's way of leaving it out
                 else:
                     kept[key] = self._restore(item, schema, depth + 1)
@@ -119,6 +122,10 @@ class ArgumentChecker:
         if isinstance(value, list) and isinstance(items, Mapping):
             value = [self._restore(item, items, depth + 1) for item in value]
         return value
+
+
+def _defaults_to_null(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and "default" in schema and schema["default"] is None
 
 
 def _path(error: ValidationError) -> str:
@@ -130,7 +137,12 @@ def _path(error: ValidationError) -> str:
 
 
 def _message(error: ValidationError) -> str:
+    """The validator's message; for a union, the message of the one branch that matters when there is one."""
     if error.validator in ("anyOf", "oneOf") and error.context:
-        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
-        return f"{error.message} (for example: {best.message})"
+        relevant = [e for e in error.context if not (e.validator == "type" and e.validator_value == "null")]
+        branches = {e.relative_schema_path[0] for e in relevant if e.relative_schema_path}
+        best = best_match(relevant or error.context)
+        if len(branches) == 1 and best is not None:  # `X | None`: say what is wrong with X
+            return _message(best)
+        return f"{error.message} (for example: {best.message})" if best is not None else error.message
     return error.message
