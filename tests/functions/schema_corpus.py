@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 
-class Color(str, enum.Enum):
+class Color(enum.StrEnum):
     RED = "red"
     GREEN = "green"
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import collections.abc
 import re
+import types
 import typing
-
-import typing_extensions
 from typing import Any
 
+import typing_extensions
 from pydantic import TypeAdapter
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -67,7 +67,7 @@ def _typed_dict_unknown(typed_dict: Any, value: dict[str, Any], path: str) -> li
 
 
 def _alternatives(annotation: Any) -> list[Any]:
-    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return [alt for arg in typing.get_args(annotation) for alt in _alternatives(arg)]
     return [annotation]
 
