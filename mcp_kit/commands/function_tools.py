@@ -12,25 +12,29 @@ import json
 
 import anyio
 
-from ..functions import SchemaConversionError, ToolBridge
-from ..functions.vendors import FORMATS
 from .exit_codes import OK, TOOL_ERROR, CommandError
 from .progress import StderrReporter
 from .talk import add_target_arguments, session_for
 
 SERVER_NAME = "server"
+# As in mcp_kit.functions.vendors.FORMATS, which is imported only when the command runs (it brings jsonschema
+# in, which `mcp-kit run` and the other commands should not pay for at start-up).
+FORMAT_NAMES = ("openai", "openai-responses", "anthropic", "gemini")
+STRICT_FORMATS = ("openai", "openai-responses")
 
 
 def add_tools_arguments(parser: argparse.ArgumentParser) -> None:
     add_target_arguments(parser)
-    parser.add_argument("--format", choices=list(FORMATS), default="openai",
+    parser.add_argument("--format", choices=FORMAT_NAMES, default="openai",
                         help="openai (Chat Completions), openai-responses, anthropic or gemini (default openai)")
     parser.add_argument("--strict", action="store_true",
                         help="OpenAI strict mode: schemas converted so that strict: true accepts them")
 
 
 def run_tools_command(args: argparse.Namespace) -> int:
-    if args.strict and not FORMATS[args.format].supports_strict:
+    from ..functions import SchemaConversionError, ToolBridge
+
+    if args.strict and args.format not in STRICT_FORMATS:
         raise CommandError(f"--strict is OpenAI's strict mode (formats openai, openai-responses), not {args.format}'s")
     reporter = StderrReporter()
 

@@ -85,10 +85,11 @@ class TurnExecutor:
         except MCPError as exc:
             return failure(call, "protocol_error", f"The server refused the call: {exc.message} "
                                                    f"(JSON-RPC error {exc.code}).", tool, arguments)
-        except ClientError as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            return failure(call, "server_gone", f"The server {tool.server!r} cannot be reached ({reason}); its tools "
-                                                "are unavailable for now.", tool, arguments)
+        except ClientError as exc:  # the reason (exit status, stderr tail) is for the host's log, not the model
+            logger.warning("server %r is gone; %s failed: %s", tool.server, tool.name, exc)
+            return failure(call, "server_gone", f"The server {tool.server!r} cannot be reached any more (it exited or "
+                                                "closed the connection); its tools are unavailable for now.",
+                           tool, arguments)
         except TimeoutError:
             return failure(call, "timeout", f"{tool.name} gave no answer within {self.timeout:g} s and was "
                                             "cancelled. Try again later or with a smaller request.", tool, arguments)

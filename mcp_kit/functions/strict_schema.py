@@ -236,8 +236,9 @@ class _StrictConverter:
         """An optional property made required and nullable (unless it already accepts null)."""
         has_default = isinstance(original, Mapping) and original.get("default") is not None
         note = "null: use the default." if has_default else "Optional: null leaves it out."
-        if self.null_check.evolve(schema=original).is_valid(None):  # null already means itself
-            if not has_default and set(converted) != {"$ref"}:
+        if self.null_check.evolve(schema=original).is_valid(None):  # null is already one of its values
+            null_default = isinstance(original, Mapping) and "default" in original and original["default"] is None
+            if null_default and set(converted) != {"$ref"}:  # null and "not given" mean the same here
                 converted["description"] = join_description(converted.get("description"), [note])
             return converted
         description = join_description(converted.pop("description", None), [note])

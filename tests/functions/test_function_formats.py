@@ -201,3 +201,24 @@ def test_results_match_the_vendor_message_types() -> None:
     assert parsed.parts and parsed.parts[0].function_response is not None
     assert parsed.parts[0].function_response.response == {"output": {"answer": 42}}
     assert content["parts"][1]["functionResponse"]["response"] == {"error": "Unknown tool 'g'."}
+
+
+def test_calls_are_read_from_vendor_sdk_objects_as_from_plain_json() -> None:
+    import json
+
+    from anthropic.types import Message
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    from mcp_kit.functions import FORMATS
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "functions"
+    cases = [("openai", ChatCompletion, "openai_chat_parallel_calls.json"),
+             ("openai-responses", Response, "openai_responses_parallel_calls.json"),
+             ("anthropic", Message, "anthropic_parallel_calls.json"),
+             ("gemini", genai.GenerateContentResponse, "gemini_bad_arguments.json")]
+    for format_name, sdk_type, fixture in cases:
+        data = json.loads((fixtures / fixture).read_text(encoding="utf-8"))
+        plain_calls = FORMATS[format_name].calls(data)
+        assert len(plain_calls) >= 3 and all(call.id and call.name for call in plain_calls)
+        assert FORMATS[format_name].calls(sdk_type.model_validate(data)) == plain_calls

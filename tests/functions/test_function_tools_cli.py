@@ -104,6 +104,14 @@ def test_a_schema_strict_mode_cannot_express_is_named_with_its_pointer(tmp_path:
     assert plain[0]["function"]["parameters"]["properties"]["counts"]["additionalProperties"] == {"type": "integer"}
 
 
+def test_the_command_knows_every_format() -> None:
+    from mcp_kit.commands import function_tools
+    from mcp_kit.functions import FORMATS
+
+    assert function_tools.FORMAT_NAMES == tuple(FORMATS)
+    assert function_tools.STRICT_FORMATS == tuple(name for name, fmt in FORMATS.items() if fmt.supports_strict)
+
+
 def test_help_names_the_formats() -> None:
     done = mcp_kit("tools", "--help")
     assert done.returncode == 0
