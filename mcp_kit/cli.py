@@ -5,9 +5,11 @@
     mcp-kit call   TARGET TOOL [key=value ...] [--json ['{...}']]
     mcp-kit read   TARGET URI
     mcp-kit prompt TARGET NAME [key=value ...]
+    mcp-kit tools  TARGET [--format openai|openai-responses|anthropic|gemini] [--strict]
     mcp-kit config claude|cursor [SERVER ...] [--write] [--project DIR] [--root DIR] [--config-path FILE]
 
-Exit status: 0 success, 1 a tool reported isError (or a config file could not be updated),
+Exit status: 0 success, 1 a tool reported isError (or a config file could not be updated, or a tool's
+schema could not be exported),
 2 bad usage, 3 the server answered with a JSON-RPC error, 4 the server could not be started or
 reached or went away, 130 interrupted.
 """
@@ -26,6 +28,7 @@ from .commands import exit_codes
 from .commands.arguments import json_after_flag
 from .commands.client_config import CLIENTS, REFERENCE_SERVERS, config_command
 from .commands.exit_codes import CommandError
+from .commands.function_tools import add_tools_arguments, run_tools_command
 from .commands.talk import add_target_arguments, run_talk_command
 from .errors import MCPError
 from .runner import add_run_arguments
@@ -66,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("pairs", nargs="*", metavar="key=value", help="prompt arguments (strings)")
     prompt.add_argument("--args", metavar="JSON", help="the arguments as one JSON object")
 
+    tools = commands.add_parser("tools", help="print a server's tools as OpenAI, Anthropic or Gemini function definitions",
+                                description="Print the server's tools as JSON, ready for the `tools` field of a "
+                                            "request to that API (names made valid for it; with --strict, schemas "
+                                            "converted for OpenAI strict mode).")
+    add_tools_arguments(tools)
+
     config = commands.add_parser(
         "config", help="print or write Claude Desktop / Cursor entries for the reference servers",
         description="Print the config entries that start the reference servers with this Python, or merge them "
@@ -92,6 +101,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "config":
         return config_command(args.client, args.servers, write=args.write, project=args.project,
                               override=args.config_path, fs_roots=args.root, provider=args.provider)
+    if args.command == "tools":
+        return run_tools_command(args)
     return run_talk_command(args)
 
 

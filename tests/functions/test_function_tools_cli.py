@@ -1,0 +1,118 @@
+"""`mcp-kit tools TARGET --format ... [--strict]`: a server's tools as function definitions, over stdio,
+Streamable HTTP and legacy SSE, checked against the vendors' request types."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from anthropic.types import ToolParam
+from google.genai import types as genai
+from openai.types.chat import ChatCompletionFunctionToolParam
+from openai.types.responses import FunctionToolParam
+from reference_servers import ROOT, STOCK
+from strict_rules import strict_violations
+from vendor_types import check_typed
+
+from tests.support import http_server
+
+STOCK_LINE = shlex.join(STOCK)
+MAP_SERVER = '''
+from mcp_kit import MCPServer
+
+app = MCPServer("tally")
+
+
+@app.tool
+def tally(counts: dict[str, int]) -> int:
+    """Add up counts by name."""
+    return sum(counts.values())
+
+
+@app.tool(read_only=True)
+def echo(text: str) -> str:
+    """Echo."""
+    return text
+
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+
+def mcp_kit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mcp_kit.cli", *args], capture_output=True, text=True, timeout=90,
+                          cwd=ROOT)
+
+
+def printed(*args: str) -> Any:
+    done = mcp_kit(*args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_openai_formats_over_stdio() -> None:
+    tools = printed("tools", STOCK_LINE)  # --format openai is the default
+    assert [tool["function"]["name"] for tool in tools] == ["get_stock_price", "get_price_history",
+                                                            "get_financial_statement", "compare_valuation",
+                                                            "search_ticker"]
+    for tool in tools:
+        check_typed(ChatCompletionFunctionToolParam, tool)
+        assert "strict" not in tool["function"]
+    strict = printed("tools", STOCK_LINE, "--format", "openai", "--strict")
+    for tool in strict:
+        assert tool["function"]["strict"] is True and strict_violations(tool["function"]["parameters"]) == []
+    for tool in printed("tools", STOCK_LINE, "--format", "openai-responses", "--strict"):
+        check_typed(FunctionToolParam, tool)
+        assert tool["strict"] is True and strict_violations(tool["parameters"]) == []
+
+
+def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse() -> None:
+    with http_server(["-m", "servers.weather", "--provider", "sample", "--log-level", "warning"]) as base:
+        anthropic = printed("tools", f"{base}/mcp", "--format", "anthropic")
+        assert [tool["name"] for tool in anthropic] == ["get_weather", "get_forecast", "get_alerts", "search_location"]
+        for tool in anthropic:
+            check_typed(ToolParam, tool)
+        gemini = printed("tools", f"{base}/sse", "--format", "gemini")
+        (entry,) = gemini
+        genai.Tool.model_validate(entry)
+        forecast = entry["functionDeclarations"][1]
+        assert forecast["parameters"]["properties"]["unit"] == {
+            "type": "STRING", "format": "enum", "enum": ["celsius", "fahrenheit"],
+            "description": "celsius: °C, km/h, mm (default). fahrenheit: °F, mph, inches. Default: \"celsius\"."}
+
+
+def test_strict_applies_to_openai_formats_only() -> None:
+    done = mcp_kit("tools", STOCK_LINE, "--format", "anthropic", "--strict")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--strict is OpenAI's strict mode (formats openai, openai-responses), not anthropic's" in done.stderr
+
+
+def test_a_schema_strict_mode_cannot_express_is_named_with_its_pointer(tmp_path: Path) -> None:
+    script = tmp_path / "tally.py"
+    script.write_text(MAP_SERVER, encoding="utf-8")
+    target = shlex.join([sys.executable, str(script)])
+    done = mcp_kit("tools", target, "--strict")
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("mcp-kit: error: tool 'tally': #/properties/counts: is a map")
+    assert "(leave out --strict to export it as it is)" in done.stderr
+    plain = printed("tools", target)
+    assert plain[0]["function"]["parameters"]["properties"]["counts"]["additionalProperties"] == {"type": "integer"}
+
+
+def test_the_command_knows_every_format() -> None:
+    from mcp_kit.commands import function_tools
+    from mcp_kit.functions import FORMATS
+
+    assert function_tools.FORMAT_NAMES == tuple(FORMATS)
+    assert function_tools.STRICT_FORMATS == tuple(name for name, fmt in FORMATS.items() if fmt.supports_strict)
+
+
+def test_help_names_the_formats() -> None:
+    done = mcp_kit("tools", "--help")
+    assert done.returncode == 0
+    assert "{openai,openai-responses,anthropic,gemini}" in done.stdout and "--strict" in done.stdout
