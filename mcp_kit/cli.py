@@ -72,12 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "into the client's config file with --write (other entries kept, file backed up first).")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("servers", nargs="*", metavar="SERVER",
-                        help=f"any of {', '.join(REFERENCE_SERVERS)} (default: all)")
+                        help=f"any of {', '.join(REFERENCE_SERVERS)} (default: all; filesystem only with --root)")
     config.add_argument("--write", action="store_true", help="merge into the config file instead of printing")
     config.add_argument("--project", type=Path, metavar="DIR", help="cursor: write DIR/.cursor/mcp.json")
     config.add_argument("--config-path", type=Path, metavar="FILE", help="use this config file instead")
     config.add_argument("--root", type=Path, action="append", default=[], metavar="DIR",
-                        help="a directory the filesystem server may use (repeatable; default: the current one)")
+                        help="a directory the filesystem server may read and write (repeatable); without one "
+                             "the filesystem server is left out")
     config.add_argument("--provider", choices=["live", "sample"],
                         help="data provider for stock and weather (default: their own default, live)")
     return parser

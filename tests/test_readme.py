@@ -72,6 +72,7 @@ def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{root / '.venv' / 'bin'}:{os.environ['PATH']}",
            "PYTHONPATH": str(root)}
     env.pop("XDG_CONFIG_HOME", None)
+    (tmp_path / "Documents").mkdir()  # the --root the README's examples name, as a user's home has it
     with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
         for command in commands:
             command = command.replace("http://127.0.0.1:8000", base)
