@@ -98,9 +98,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-kit` console script; returns (and exits with) the exit status."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     raw = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(json_after_flag(raw))
+    if args.command != "run":  # a server run by `mcp-kit run` logs as any server does (its endpoints included)
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     try:
         code = dispatch(args)
     except CommandError as exc:
