@@ -144,6 +144,9 @@ def test_a_root_is_expanded_checked_and_announced(home: Path, capsys: pytest.Cap
     assert list(servers) == ["stock", "weather", "filesystem"]
     assert servers["filesystem"]["args"] == ["-m", "servers.filesystem", "--root", str((home / "notes").resolve())]
     assert f"filesystem may read and write under {(home / 'notes').resolve()}" in err
+    assert main(["config", "claude", "stock", "--root", "~/notes"]) == 0
+    out, err = capsys.readouterr()
+    assert list(json.loads(out)["mcpServers"]) == ["stock"] and "--root ignored" in err
 
 
 # ---------------------------------------------------------------------------- replacing entries

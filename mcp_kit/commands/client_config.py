@@ -224,6 +224,8 @@ def config_command(client: str, names: list[str], *, write: bool, project: Path 
                           pythonpath=list(installation.pythonpath), fs_roots=list(roots), provider=provider)
     path = config_path(client, project, override, system)
     notes = [left_out] if left_out else []
+    if fs_roots and not roots:
+        notes.append("--root ignored: it applies to the filesystem server, which is not among the servers named")
     if roots:
         notes.append(f"filesystem may read and write under {', '.join(map(str, roots))} (and nothing else)")
     if not write:
