@@ -5,7 +5,8 @@
 
 Every server is a black box started as a subprocess; peers live in their own venvs under bench/.venvs/.
 Implementations are interleaved within each repetition; the table shows medians with min-max across
-repetitions and each peer's ratio to mcp_kit. Raw figures go to bench/results/<stamp>-<mode>.json.
+repetitions and each peer's ratio to mcp_kit. Raw figures go to bench/results/<stamp>-<mode>.json, and their
+chart (mcp_kit vs the SDK and FastMCP, one panel per figure) beside it as <stamp>-<mode>.svg.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (
+    chart,
     codec,
     http_suite,
     implementations,
@@ -446,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS_DIR / f"{stamp}-{args.mode}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(without_nan(result), indent=1, default=str))
+    chart_out = out.with_suffix(".svg")  # the same run's figures as a chart (bench/chart.py redraws one)
+    chart_out.write_text(chart.render_svg(without_nan(result)), encoding="utf-8")
 
     print(
         f"\nmcp_kit benchmark, {args.mode} mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, {elapsed:.0f} s"
@@ -468,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {error['impl']} {error['phase']} rep {error['rep']}: {error['error']}"
             )
-    print(f"\nraw figures: {out}")
+    print(f"\nraw figures: {out}\nchart: {chart_out}")
     return 1 if run.errors else 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The MCP Inspector CLI (an independent client, pinned in package.json) against each reference
 # server, over stdio and over Streamable HTTP on 127.0.0.1: it lists the tools and calls one.
-# Needs `npm install` in conformance/. Exits non-zero on the first failure. Every server it starts
+# Needs `npm ci` in conformance/. Exits non-zero on the first failure. Every server it starts
 # is stopped by PID.
 set -uo pipefail
 

@@ -10,7 +10,7 @@
 #   stdio-0.1.16            idem with conformance 0.1.16
 #
 # Usage: bash conformance/run.sh [--with-2026] [--only LEG]...
-# Needs `npm install` in conformance/ first. Exits non-zero if any leg fails.
+# Needs `npm ci` in conformance/ first. Exits non-zero if any leg fails.
 # Environment:
 #   CONFORMANCE_SERVER       command that starts the fixture; run.sh appends
 #                            `--transport http --host 127.0.0.1 --port N` or `--transport stdio`
@@ -49,7 +49,7 @@ done
 
 for f in "$NODE" "$SUITE_OLD" "$SUITE_NEW" "$BRIDGE"; do
   if [[ ! -e "$f" ]]; then
-    echo "run.sh: missing $f - run 'npm install' in conformance/ (or bin/test) first" >&2
+    echo "run.sh: missing $f - run 'npm ci' in conformance/ (or bin/test) first" >&2
     exit 2
   fi
 done

@@ -163,7 +163,7 @@ async def demo() -> None:
         print(f"\nDone: all {len(processes)} server processes stopped (exit statuses {statuses}).")
         python, mcp_kit = next_step_commands()
         print(f'Next: {mcp_kit} list "{python} -m servers.stock --provider sample"   (any MCP server, ours or not)')
-        print(f"      {mcp_kit} config claude --write   (adds the three servers to Claude Desktop; see README)")
+        print(f"      {mcp_kit} config claude --root DIR --write   (adds the three servers to Claude Desktop, filesystem for DIR only; see README)")
     finally:
         shutil.rmtree(files, ignore_errors=True)
 

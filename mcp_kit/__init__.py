@@ -3,12 +3,19 @@
 The public API is what this module exports; everything else is internal.
 """
 
-from .audit import ToolCallRecord
-from .content import AssistantMessage, Audio, Image, UserMessage
-from .context import Context
-from .errors import MCPError, ResourceNotFound, ToolError
-from .runner import add_run_arguments
-from .server import MCPServer
+try:
+    from .audit import ToolCallRecord
+    from .content import AssistantMessage, Audio, Image, UserMessage
+    from .context import Context
+    from .errors import MCPError, ResourceNotFound, ToolError
+    from .runner import add_run_arguments
+    from .server import MCPServer
+except ModuleNotFoundError as missing:  # usually the wrong interpreter: say which one to use
+    if (missing.name or "").partition(".")[0] == "mcp_kit":
+        raise
+    from .dependencies import explain_missing
+
+    raise explain_missing(missing) from None
 
 __version__ = "0.1.0"
 

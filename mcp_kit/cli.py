@@ -81,12 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "into the client's config file with --write (other entries kept, file backed up first).")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("servers", nargs="*", metavar="SERVER",
-                        help=f"any of {', '.join(REFERENCE_SERVERS)} (default: all)")
+                        help=f"any of {', '.join(REFERENCE_SERVERS)} (default: all; filesystem only with --root)")
     config.add_argument("--write", action="store_true", help="merge into the config file instead of printing")
     config.add_argument("--project", type=Path, metavar="DIR", help="cursor: write DIR/.cursor/mcp.json")
     config.add_argument("--config-path", type=Path, metavar="FILE", help="use this config file instead")
     config.add_argument("--root", type=Path, action="append", default=[], metavar="DIR",
-                        help="a directory the filesystem server may use (repeatable; default: the current one)")
+                        help="a directory the filesystem server may read and write (repeatable); without one "
+                             "the filesystem server is left out")
     config.add_argument("--provider", choices=["live", "sample"],
                         help="data provider for stock and weather (default: their own default, live)")
     return parser
@@ -108,9 +109,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-kit` console script; returns (and exits with) the exit status."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     raw = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(json_after_flag(raw))
+    if args.command != "run":  # a server run by `mcp-kit run` logs as any server does (its endpoints included)
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     try:
         code = dispatch(args)
     except CommandError as exc:

@@ -321,7 +321,7 @@ def test_config_prints_entries_without_writing(home: Path, capsys: pytest.Captur
     servers = json.loads(out)["mcpServers"]
     assert list(servers) == ["stock", "weather"]
     stock = servers["stock"]
-    assert stock["command"] == str(Path(sys.executable).absolute()) and os.path.isabs(stock["command"])
+    assert Path(stock["command"]).exists() and os.path.isabs(stock["command"])
     assert stock["args"] == ["-m", "servers.stock"]
     assert stock["cwd"] == str(ROOT) and stock["env"] == {"PYTHONPATH": str(ROOT)}
     assert "--write" in err
@@ -383,16 +383,6 @@ def test_config_usage_errors(home: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert main(["config", "claude", "--project", str(tmp_path)]) == 2
 
 
-def test_claude_config_locations(tmp_path: Path) -> None:
-    home = tmp_path
-    assert client_config.claude_config_path("darwin", {}, home) == (
-        home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
-    assert client_config.claude_config_path("win32", {"APPDATA": str(home / "Roaming")}, home) == (
-        home / "Roaming" / "Claude" / "claude_desktop_config.json")
-    assert client_config.claude_config_path("linux", {}, home) == home / ".config" / "Claude" / "claude_desktop_config.json"
-    assert client_config.cursor_config_path(None, home) == home / ".cursor" / "mcp.json"
-
-
 def test_written_entry_starts_a_working_server(home: Path, tmp_path: Path) -> None:
     path = tmp_path / "claude.json"
     assert main(["config", "claude", "stock", "--provider", "sample", "--write", "--config-path", str(path)]) == 0
@@ -404,15 +394,6 @@ def test_written_entry_starts_a_working_server(home: Path, tmp_path: Path) -> No
                           env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{entry['env']['PYTHONPATH']}"})
     assert done.returncode == 0, done.stderr
     assert "get_stock_price" in done.stdout
-
-
-def test_example_config_is_valid_json() -> None:
-    example = read_json(ROOT / "claude_desktop_config.example.json")
-    assert set(example["mcpServers"]) == {"stock", "weather", "filesystem"}
-    assert "/path/to/your/project" in example["mcpServers"]["filesystem"]["args"]
-    for entry in example["mcpServers"].values():
-        assert entry["env"]["PYTHONPATH"] == entry["cwd"]
-        assert "sample" not in entry["args"]  # the example uses the live providers
 
 
 def test_console_script_is_installed() -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,7 @@ def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{root / '.venv' / 'bin'}:{os.environ['PATH']}",
            "PYTHONPATH": str(root)}
     env.pop("XDG_CONFIG_HOME", None)
+    (tmp_path / "Documents").mkdir()  # the --root the README's examples name, as a user's home has it
     with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
         for command in commands:
             command = command.replace("http://127.0.0.1:8000", base)
@@ -80,3 +82,25 @@ def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
             assert done.returncode == 0, f"{command}\n{done.stdout.decode()[-500:]}\n{done.stderr.decode()[-1500:]}"
     written = json.loads((tmp_path / ".config" / "Claude" / "claude_desktop_config.json").read_text())
     assert set(written["mcpServers"]) >= {"stock", "weather", "filesystem"}
+
+
+def test_the_testing_example_runs_under_pytest_as_copied(tmp_path: Path) -> None:
+    """The README's test, saved as a file and run by pytest exactly as a reader would."""
+    [block] = [b for b in BLOCKS if "def test_" in b]
+    (tmp_path / "test_calculator.py").write_text(block, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_calculator.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout and "warning" not in done.stdout.lower()
+
+
+@pytest.mark.anyio
+async def test_the_calculator_claims_what_its_numbers_are() -> None:
+    [block] = [b for b in BLOCKS if 'MCPServer("calculator", instructions=' in b]
+    namespace: dict[str, Any] = {"__name__": "readme_calculator"}
+    exec(compile(block, "README.md[calculator]", "exec"), namespace)
+    async with connect(namespace["app"]) as client:
+        instructions = client.initialize_result["instructions"]
+        result = await client.call_tool("add", {"a": 0.1, "b": 0.2})
+    assert result["content"][0]["text"] == "0.30000000000000004"  # floats, as the instructions say
+    assert "floating point" in instructions and "not exact" in instructions

@@ -1,9 +1,13 @@
 """`mcp-kit config claude|cursor`: the entries that start the reference servers from Claude Desktop or Cursor.
 
 Those clients start servers without the shell's PATH and without honouring a working directory,
-so each entry names the current interpreter by absolute path and sets `cwd` and `PYTHONPATH` to the
-repository root. Writing merges into the existing file: other servers are kept, the file is backed
-up first, and a file that is not valid JSON is left alone.
+so each entry names the venv's interpreter by absolute path and sets `cwd` and `PYTHONPATH` to the
+repository root, in the running system's form (`client_paths.py`). The filesystem server is
+configured only for the roots the user names. Writing merges into the existing file: other servers
+are kept, replaced entries are named, the file is backed up first, and a file that is not valid
+JSON is left alone.
+
+Imports only the standard library and the command helpers; nothing of the server side.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Any
 
+from .client_paths import System
 from .exit_codes import CommandError
 
 REFERENCE_SERVERS = ("stock", "weather", "filesystem")
@@ -32,39 +37,64 @@ def repo_root() -> Path:
     return Path(next(iter(spec.submodule_search_locations))).resolve().parent
 
 
-def server_entry(name: str, *, python: str, root: Path, fs_roots: list[Path], provider: str | None) -> dict[str, Any]:
+def code_directories(root: Path, system: System) -> list[Path]:
+    """What PYTHONPATH needs: the repository, and mcp_kit's own checkout when it is elsewhere (not installed)."""
+    kit = Path(__file__).resolve().parents[2]
+    installed = kit.is_relative_to(Path(system.prefix).resolve())
+    return [root] if kit == root or installed else [root, kit]
+
+
+def server_entry(name: str, *, system: System, python: str | PurePath, root: str | PurePath,
+                 pythonpath: list[str | PurePath], fs_roots: list[str | PurePath], provider: str | None
+                 ) -> dict[str, Any]:
     """One `mcpServers` entry: `python -m servers.NAME ...` with cwd and PYTHONPATH at the repo root."""
     args = ["-m", f"servers.{name}"]
     if name == "filesystem":
         for directory in fs_roots:
-            args += ["--root", str(directory)]
+            args += ["--root", str(system.path(directory))]
     elif provider:
         args += ["--provider", provider]
-    return {"command": python, "args": args, "cwd": str(root), "env": {"PYTHONPATH": str(root)}}
+    return {"command": str(system.path(python)), "args": args, "cwd": str(system.path(root)),
+            "env": {"PYTHONPATH": system.search_path(pythonpath)}}
 
 
-def entries(names: list[str], *, fs_roots: list[Path], provider: str | None) -> dict[str, dict[str, Any]]:
-    root = repo_root()
-    python = str(Path(sys.executable).absolute())
-    return {name: server_entry(name, python=python, root=root, fs_roots=fs_roots, provider=provider) for name in names}
+def entries(names: list[str], *, system: System, python: str | PurePath, root: str | PurePath,
+            pythonpath: list[str | PurePath] | None = None, fs_roots: list[str | PurePath],
+            provider: str | None) -> dict[str, dict[str, Any]]:
+    """The entries for `names`, as `mcp-kit config` writes them on `system` (a pure function)."""
+    path = pythonpath if pythonpath is not None else [root]
+    return {name: server_entry(name, system=system, python=python, root=root, pythonpath=path,
+                               fs_roots=fs_roots, provider=provider) for name in names}
 
 
-def claude_config_path(platform: str = sys.platform, environ: Mapping[str, str] = os.environ,
-                       home: Path | None = None) -> Path:
-    """Where Claude Desktop keeps claude_desktop_config.json on this OS."""
-    home = home or Path.home()
-    if platform == "darwin":
-        return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
-    if platform.startswith("win"):
-        appdata = environ.get("APPDATA") or str(home / "AppData" / "Roaming")
-        return Path(appdata) / "Claude" / "claude_desktop_config.json"
-    config_home = environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    return Path(config_home) / "Claude" / "claude_desktop_config.json"
+def local_interpreter(system: System) -> PurePath:
+    """The venv's `python` when it exists (however mcp-kit was started), else the running interpreter."""
+    preferred = system.python()
+    return preferred if Path(preferred).exists() else system.path(system.executable)
 
 
-def cursor_config_path(project: Path | None = None, home: Path | None = None) -> Path:
-    """~/.cursor/mcp.json, or PROJECT/.cursor/mcp.json for one project."""
-    return (project if project is not None else (home or Path.home())) / ".cursor" / "mcp.json"
+@dataclass(frozen=True)
+class Installation:
+    """What an entry starts: this interpreter, on this checkout, with this PYTHONPATH."""
+
+    python: PurePath
+    root: PurePath
+    pythonpath: list[PurePath]
+
+    @classmethod
+    def here(cls, system: System) -> Installation:
+        root = repo_root()
+        return cls(local_interpreter(system), root, list(code_directories(root, system)))
+
+
+def claude_config_path() -> Path:
+    """Claude Desktop's config file on this machine."""
+    return Path(System.current().claude_config())
+
+
+def cursor_config_path(project: Path | None = None) -> Path:
+    """~/.cursor/mcp.json on this machine, or PROJECT/.cursor/mcp.json for one project."""
+    return Path(System.current().cursor_config(project))
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -120,35 +150,104 @@ def write_config(path: Path, config: dict[str, Any]) -> None:
         raise
 
 
-def config_path(client: str, project: Path | None, override: Path | None) -> Path:
+def config_path(client: str, project: Path | None, override: Path | None, system: System) -> Path:
     if override is not None:
         return override
     if client == "claude":
         if project is not None:
             raise CommandError("--project applies to cursor only (Claude Desktop has one config file)")
-        return claude_config_path()
-    return cursor_config_path(project.resolve() if project is not None else None)
+        return Path(str(system.claude_config()))
+    return Path(str(system.cursor_config(project.resolve() if project is not None else None)))
 
 
-def config_command(client: str, names: list[str], *, write: bool, project: Path | None, override: Path | None,
-                   fs_roots: list[Path], provider: str | None) -> int:
-    """Print the entries, or merge them into the client's config file."""
+def choose_servers(names: list[str], fs_roots: list[Path]) -> tuple[list[str], str | None]:
+    """The servers to configure, and a note when the filesystem server was left out for want of a root.
+
+    The filesystem server gets read and write access to its roots, so it is configured only when
+    the user names them: no default, least of all the directory mcp-kit happens to run in.
+    """
     unknown = [name for name in names if name not in REFERENCE_SERVERS]
     if unknown:
         raise CommandError(f"unknown server {', '.join(unknown)}; choose from {', '.join(REFERENCE_SERVERS)}")
-    chosen = list(dict.fromkeys(names)) or list(REFERENCE_SERVERS)
-    roots = [directory.resolve() for directory in fs_roots] or [Path.cwd().resolve()]
-    new_entries = entries(chosen, fs_roots=roots, provider=provider)
-    path = config_path(client, project, override)
+    chosen = list(dict.fromkeys(names))
+    if "filesystem" in chosen and not fs_roots:
+        raise CommandError("the filesystem server needs --root DIR: the directory (repeatable) the client may read "
+                           "and write. There is no default; name the one you mean, e.g. --root ~/Documents")
+    if chosen:
+        return chosen, None
+    if fs_roots:
+        return list(REFERENCE_SERVERS), None
+    return [name for name in REFERENCE_SERVERS if name != "filesystem"], (
+        "filesystem left out: add --root DIR (repeatable) to name the directories it may read and write")
+
+
+def checked_roots(fs_roots: list[Path]) -> list[Path]:
+    """The roots as absolute paths (`~` expanded), each an existing directory."""
+    roots = []
+    for given in fs_roots:
+        directory = given.expanduser().resolve()
+        if not directory.is_dir():
+            raise CommandError(f"--root {given}: not a directory (create it first, or name another)")
+        roots.append(directory)
+    return roots
+
+
+def changes(existing: dict[str, Any], new_entries: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Which of `new_entries` are added, which replace a different entry, which are already there."""
+    current = existing.get("mcpServers", {})
+    found: dict[str, list[str]] = {"added": [], "replaced": [], "unchanged": []}
+    for name, entry in new_entries.items():
+        kind = "added" if name not in current else "unchanged" if current[name] == entry else "replaced"
+        found[kind].append(name)
+    return found
+
+
+def command_line(entry: Any) -> str:
+    """How an existing entry starts its server, for the message that says it was replaced."""
+    if not isinstance(entry, dict):
+        return json.dumps(entry)
+    if "url" in entry:
+        return str(entry["url"])
+    return " ".join(str(part) for part in [entry.get("command", "?"), *entry.get("args", [])])
+
+
+def config_command(client: str, names: list[str], *, write: bool, project: Path | None, override: Path | None,
+                   fs_roots: list[Path], provider: str | None, system: System | None = None,
+                   installation: Installation | None = None) -> int:
+    """Print the entries, or merge them into the client's config file (`system` and `installation`
+    default to this machine's)."""
+    chosen, left_out = choose_servers(names, fs_roots)
+    roots = checked_roots(fs_roots) if "filesystem" in chosen else []
+    system = system or System.current()
+    installation = installation or Installation.here(system)
+    new_entries = entries(chosen, system=system, python=installation.python, root=installation.root,
+                          pythonpath=list(installation.pythonpath), fs_roots=list(roots), provider=provider)
+    path = config_path(client, project, override, system)
+    notes = [left_out] if left_out else []
+    if fs_roots and not roots:
+        notes.append("--root ignored: it applies to the filesystem server, which is not among the servers named")
+    if roots:
+        notes.append(f"filesystem may read and write under {', '.join(map(str, roots))} (and nothing else)")
     if not write:
         print(json.dumps({"mcpServers": new_entries}, indent=2, ensure_ascii=False))  # stdout-ok: the CLI's own output
-        print(f"# add these to {path}, or run again with --write to merge them there "  # stdout-ok: the CLI's own output
+        for note in notes:
+            print(f"# {note}", file=sys.stderr)
+        print(f"# add these to {path}, or run again with --write to merge them there "
               f"(other servers are kept; the file is backed up first)", file=sys.stderr)
         return 0
-    merged = merge(load_config(path), new_entries)
+    existing = load_config(path)
+    found = changes(existing, new_entries)
+    if not found["added"] and not found["replaced"]:
+        print(f"{path} already has these entries ({', '.join(chosen)}); nothing written")  # stdout-ok: the CLI's own output
+        return 0
     saved = backup(path)
-    write_config(path, merged)
+    write_config(path, merge(existing, new_entries))
     app = "Claude Desktop" if client == "claude" else "Cursor"
     print(f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else ""))  # stdout-ok: the CLI's own output
-    print(f"restart {app} (or reload its MCP servers) to start them", file=sys.stderr)  # stdout-ok: the CLI's own output
+    for name in found["replaced"]:
+        print(f"replaced the existing \"{name}\" entry, which started: "
+              f"{command_line(existing['mcpServers'][name])} (the backup keeps it)", file=sys.stderr)
+    for note in notes:
+        print(note, file=sys.stderr)
+    print(f"restart {app} (or reload its MCP servers) to start them", file=sys.stderr)
     return 0

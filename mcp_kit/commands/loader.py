@@ -13,16 +13,44 @@ import inspect
 import os
 import re
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..server import MCPServer
-from .exit_codes import CommandError
+from .exit_codes import CONNECTION_ERROR, CommandError
+
+T = TypeVar("T")
 
 SERVER_NAMES = ("app", "server", "mcp")
 FACTORY_NAMES = ("build_server", "create_server", "create_app", "make_server")
 ATTRIBUTE = re.compile(r"^[A-Za-z_][\w.]*$")
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback of an error raised by the user's code, as Python would show it for `python FILE`:
+    without the frames of this loader and of importlib (a SyntaxError shows only its file, line and caret)."""
+    ours = os.path.abspath(__file__)
+    machinery = os.path.dirname(os.path.abspath(importlib.__file__ or ""))
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if not frame.filename.startswith("<frozen importlib")
+              and os.path.dirname(os.path.abspath(frame.filename)) != machinery]
+    while frames and os.path.abspath(frames[0].filename) == ours:
+        frames.pop(0)
+    shown = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
+    return "".join(shown + traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+def run_user_code(call: Callable[[], T], what: str) -> T:
+    """`call()`, which runs the user's code; its failure becomes a CommandError showing only the user's traceback."""
+    try:
+        return call()
+    except CommandError:
+        raise
+    except Exception as exc:
+        raise CommandError(f"{what} failed:\n{user_traceback(exc)}", code=CONNECTION_ERROR) from None
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -43,9 +71,10 @@ def import_target(target: str) -> ModuleType:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        return importlib.import_module(target)
-    except ModuleNotFoundError as exc:
-        if exc.name and target.startswith(exc.name):
+        return run_user_code(lambda: importlib.import_module(target), f"importing {target}")
+    except CommandError as exc:
+        cause = exc.__context__
+        if isinstance(cause, ModuleNotFoundError) and cause.name and target.startswith(cause.name):
             raise CommandError(f"no module named {target!r} (run mcp-kit from the directory that contains it, "
                                f"or give the path of the .py file)") from None
         raise
@@ -59,7 +88,8 @@ def _import_file(path: Path) -> ModuleType:
         raise CommandError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    loader = spec.loader
+    run_user_code(lambda: loader.exec_module(module), f"importing {path.name}")
     return module
 
 
@@ -95,7 +125,7 @@ def _as_server(obj: Any, label: str) -> MCPServer:
         if missing:
             raise CommandError(f"{label} needs arguments ({', '.join(missing)}); name an MCPServer or a factory "
                                f"that takes none")
-        made = obj()
+        made = run_user_code(obj, f"{label}()")
         if isinstance(made, MCPServer):
             return made
         raise CommandError(f"{label}() returned {type(made).__name__}, not an MCPServer")

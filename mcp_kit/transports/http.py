@@ -321,6 +321,13 @@ class HttpTransport:
             located = writer.streams.find_event(last_event_id)
             if located is not None:
                 stream, position = located
+                if stream.finished and position >= stream.dropped + len(stream.events):
+                    # The client already has every event of a stream that will carry no more. The
+                    # spec lets a GET be answered 405 when no SSE stream is offered; clients that
+                    # resume after an error response (TypeScript SDK 1.x) stop quietly on it.
+                    return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream.id} is "
+                                          "complete and its last event was delivered; nothing to resume",
+                                          {"Allow": "GET, POST, DELETE"})
                 request.state.rpc_method = f"resume {stream.id}"
                 return self._sse_reply(stream, writer, {}, connection, start=position)
         standalone = writer.standalone()

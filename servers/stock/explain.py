@@ -37,18 +37,22 @@ def _clause(message: str) -> str:
     return message.rstrip(". ")
 
 
+OFFLINE_HINT = (" If this machine is offline, the server can run on its bundled sample data instead: start it "
+                "with --provider sample (or STOCK_PROVIDER=sample).")
+
+
 def failure_text(error: ProviderError) -> str:
     """Text for every provider failure except UnknownTicker."""
     if isinstance(error, SourceTimeout):
         return (f"Timeout: {_clause(error.message)}. The data source is slow or unreachable right now; "
-                f"retrying in a few seconds may help.")
+                f"retrying in a few seconds may help." + OFFLINE_HINT)
     if isinstance(error, RateLimited):
         wait = f"{error.retry_after:g} seconds" if error.retry_after is not None else "about a minute"
         return (f"Rate limited: {_clause(error.message)}. Retrying immediately will not help; "
                 f"wait {wait} before trying again, and request fewer tickers at once.")
     if isinstance(error, SourceUnavailable):
         return (f"Data source unavailable: {_clause(error.message)}. This is usually temporary; "
-                f"retrying in a minute may help.")
+                f"retrying in a minute may help." + OFFLINE_HINT)
     if isinstance(error, SourceRejected):
         return f"Request rejected: {_clause(error.message)}. Retrying the same request will not help."
     if isinstance(error, NoData):

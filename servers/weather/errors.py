@@ -39,11 +39,11 @@ class SourceError(WeatherError):
 
     retryable = False
 
-    def __init__(self, message: str, *, retryable: bool | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool | None = None, hint: str = "") -> None:
         if retryable is not None:
             self.retryable = retryable
         advice = "Retrying in a minute may help." if self.retryable else "Retrying the same request will not help."
-        super().__init__(f"{message} {advice}")
+        super().__init__(f"{message} {advice}" + (f" {hint}" if hint else ""))
 
 
 class SourceTimeout(SourceError):

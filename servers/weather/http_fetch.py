@@ -19,6 +19,8 @@ from .ttl_cache import TTLCache
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+OFFLINE_HINT = ("If this machine is offline, the server can run on generated sample data instead: start it with "
+                "--provider sample (or WEATHER_PROVIDER=sample).")
 
 
 class JsonFetcher:
@@ -74,9 +76,11 @@ class JsonFetcher:
         try:
             response = await self.client.get(url, params=dict(params), headers=dict(headers or {}))
         except httpx.TimeoutException as error:
-            raise SourceTimeout(f"The weather source {source} timed out ({type(error).__name__}, {tries}).") from error
+            raise SourceTimeout(f"The weather source {source} timed out ({type(error).__name__}, {tries}).",
+                                hint=OFFLINE_HINT) from error
         except httpx.TransportError as error:
-            raise SourceUnavailable(f"The weather source {source} could not be reached ({type(error).__name__}: {error}; {tries}).") from error
+            raise SourceUnavailable(f"The weather source {source} could not be reached ({type(error).__name__}: {error}; {tries}).",
+                                    hint=OFFLINE_HINT) from error
         if response.status_code in RETRYABLE_STATUS:
             raise SourceUnavailable(f"The weather source {source} is unavailable (HTTP {response.status_code}, {tries}).")
         if response.status_code >= 400:

@@ -92,6 +92,9 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
                 if last is not None and now != last:
                     app.notify_resource_updated(uri)
                 last = now
+            except PlaceNotFound as error:  # no such place will appear later: stop, as for an unknown ticker
+                logger.warning("stopped watching %s: %s", uri, error)
+                return
             except WeatherError as error:
                 logger.warning("watching %s: %s", uri, error)
             await anyio.sleep(poll_interval)

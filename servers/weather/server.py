@@ -22,6 +22,9 @@ For several cities, call the tools in parallel.
 Resources: weather://current/{city} (subscribable: updates when the observation changes) and
 weather://forecast/{city}/{date} (date YYYY-MM-DD, "today" or "tomorrow")."""
 
+SAMPLE_NOTE = ("SAMPLE DATA: this server runs with the offline sample provider: the weather is generated, not "
+               "observed. Always tell the user that the figures are sample data, not a real forecast.\n")
+
 DEFAULT_POLL_INTERVAL = 300.0
 
 
@@ -35,11 +38,12 @@ def build_server(provider: WeatherProvider, *, poll_interval: float = DEFAULT_PO
         finally:
             await provider.aclose()
 
+    sample = provider.source == "sample"
     app = MCPServer(
         "weather",
         version="1.0.0",
-        title="Weather (Open-Meteo, NWS alerts)",
-        instructions=INSTRUCTIONS,
+        title="Weather (sample data)" if sample else "Weather (Open-Meteo, NWS alerts)",
+        instructions=SAMPLE_NOTE + INSTRUCTIONS if sample else INSTRUCTIONS,
         lifespan=lifespan,
     )
     register_tools(app, provider)
