@@ -18,6 +18,9 @@ Imports nothing from mcp_kit but `auth.*`.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
@@ -35,13 +38,24 @@ CLIENT_ID_CLAIMS = ("client_id", "azp", "appid", "cid")
 
 
 def looks_like_jwt(token: str) -> bool:
-    """Three dot-separated parts whose first decodes to a JOSE header."""
+    """Three dot-separated parts whose first decodes to a JOSE header naming an `alg`."""
     if token.count(".") != 2:
         return False
     try:
-        return "alg" in jwt.get_unverified_header(token)
-    except jwt.PyJWTError:
+        return "alg" in _decode_header(token)
+    except InvalidToken:
         return False
+
+
+def _decode_header(token: str) -> dict[str, Any]:
+    try:
+        segment = token.split(".", 1)[0]
+        header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (ValueError, binascii.Error):
+        raise InvalidToken("the access token is not a well-formed JWT") from None
+    if not isinstance(header, dict):
+        raise InvalidToken("the access token is not a well-formed JWT")
+    return header
 
 
 class JwtValidator:
@@ -53,7 +67,7 @@ class JwtValidator:
         self.clock = clock
 
     async def validate(self, token: str, fingerprint: str) -> AccessToken:
-        header = _header(token)
+        header = _decode_header(token)
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.config.algorithms:
             raise InvalidToken(f"access tokens signed with {alg!r} are not accepted; "
@@ -93,14 +107,6 @@ class JwtValidator:
         if iat is not None and (not _is_number(iat) or now + leeway < float(iat)):
             raise InvalidToken("the access token was issued in the future (iat)")
         return float(exp)
-
-
-def _header(token: str) -> dict[str, Any]:
-    try:
-        header = jwt.get_unverified_header(token)
-    except jwt.PyJWTError:
-        raise InvalidToken("the access token is not a well-formed JWT") from None
-    return header
 
 
 def _verified_claims(token: str, key: jwt.PyJWK, alg: str, issuer: str) -> dict[str, Any]:
