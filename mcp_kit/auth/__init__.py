@@ -16,9 +16,19 @@ This package imports nothing from the rest of mcp_kit: the session, transports a
 it, never the other way round.
 """
 
-from .config import AuthConfig
-from .errors import AuthError, AuthServerUnavailable, InsufficientScope, InvalidRequest, InvalidToken
-from .principal import STATE_KEY, AccessToken, access_token_of
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import AuthConfig
+    from .errors import AuthError, AuthServerUnavailable, InsufficientScope, InvalidRequest, InvalidToken
+    from .principal import STATE_KEY, AccessToken, access_token_of
+
+_HOMES = {"AuthConfig": "config", "AuthError": "errors", "AuthServerUnavailable": "errors",
+          "InsufficientScope": "errors", "InvalidRequest": "errors", "InvalidToken": "errors",
+          "STATE_KEY": "principal", "AccessToken": "principal", "access_token_of": "principal"}
 
 __all__ = [
     "STATE_KEY",
@@ -31,3 +41,10 @@ __all__ = [
     "InvalidToken",
     "access_token_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Exports load on first use: every server parses the --oauth-* options, few use OAuth."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
