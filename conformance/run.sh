@@ -8,6 +8,9 @@
 #   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (on by default; CONFORMANCE_WITH_2026=0 skips it)
 #   stdio-0.2-2025-11-25    the fixture over stdio behind `supergateway --stateful`
 #   stdio-0.1.16            idem with conformance 0.1.16
+#   client-auth-2025-11-25  the client-side auth/* scenarios against the mcp-kit client (client-auth.sh)
+#   client-auth-2026-07-28  idem at 2026-07-28 (skipped with CONFORMANCE_WITH_2026=0)
+#   client-auth-2025-03-26  idem, the 2025-03-26 back-compat scenarios (no resource metadata)
 #
 # Usage: bash conformance/run.sh [--with-2026] [--only LEG]...
 # Needs `npm ci` in conformance/ first. Exits non-zero if any leg fails.
@@ -204,6 +207,18 @@ if [[ $need_stdio -eq 1 ]]; then
   fi
   stop_group "$bridge_pid"
 fi
+
+# ---------------------------- client auth legs ------------------------------
+client_legs=(client-auth-2025-11-25 client-auth-2025-03-26)
+[[ "$WITH_2026" == 1 ]] && client_legs+=(client-auth-2026-07-28)
+for leg in "${client_legs[@]}"; do
+  want_leg "$leg" || continue
+  log "leg $leg: conformance 0.2.0-alpha.12 client, auth/* scenarios, mcp-kit client (timeout ${LEG_TIMEOUT}s)"
+  timeout --kill-after=10 "$LEG_TIMEOUT" bash "$HERE/client-auth.sh" "${leg#client-auth-}" "$RESULTS/$leg"
+  rc=$?
+  log "leg $leg: exit $rc"
+  record "$leg" $rc
+done
 
 if [[ ${#FAILED_LEGS[@]} -gt 0 ]]; then
   log "FAILED legs: ${FAILED_LEGS[*]} (details under $RESULTS/<leg>/)"

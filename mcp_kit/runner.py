@@ -5,7 +5,7 @@
     app.run_from_args(parser.parse_args())
 
 Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT,
-MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL).
+MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*: see auth/options.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .auth.options import add_oauth_arguments, auth_config_from_args
 from .session import Session
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .transports.stdio_mode import requested_mode
@@ -49,6 +50,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
+    add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
     return parser
 
 
@@ -63,6 +65,15 @@ def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
         options.update(host=args.host, port=args.port, auth_token=args.auth_token,
                        allowed_origins=args.allowed_origin or None, json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl)
+        try:
+            auth = auth_config_from_args(args)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        if auth is not None:
+            options.update(auth=auth, auth_token=None)
+    elif getattr(args, "oauth_issuer", None):
+        logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
     run(app, args.transport, **options)
 
 

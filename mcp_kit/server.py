@@ -308,12 +308,22 @@ class MCPServer:
         """A Starlette app: Streamable HTTP at /mcp, legacy HTTP+SSE at /sse, /healthz.
 
         Options: host (for the default Host/Origin allow-list), auth_token, allowed_origins,
-        allowed_hosts, max_body, json_response, session_ttl, max_sessions. When mounting it in
-        another Starlette app, run its lifespan (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
+        allowed_hosts, max_body, json_response, session_ttl, max_sessions, and `auth` (an
+        `mcp_kit.auth.AuthConfig`: OAuth 2.1 resource server, see `mcp_kit.auth.middleware`). When
+        mounting it in another Starlette app, run its lifespan
+        (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
         """
         from .session import Session
         from .transports.http import HttpOptions, create_app
 
+        auth = options.pop("auth", None)
+        if auth is not None and options.get("auth_token"):
+            raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")
         knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
-        return create_app(lambda writer, tg, sid: Session(self, writer, tg, sid), self.running,
-                          options=HttpOptions(param_headers=self.tools.param_headers, **knobs), **options)
+        app = create_app(lambda writer, tg, sid: Session(self, writer, tg, sid), self.running,
+                         options=HttpOptions(param_headers=self.tools.param_headers, **knobs), **options)
+        if auth is None:
+            return app
+        from .auth.middleware import OAuthGuard
+
+        return OAuthGuard(app, auth)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from urllib.parse import urlsplit
 
 import anyio
+import httpx
 
 from ..versions import LATEST_HANDSHAKE
 from .base import ClientHandler
@@ -29,14 +30,17 @@ def is_url(target: str | Sequence[str]) -> bool:
 
 def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                    headers: dict[str, str] | None = None, on_stderr: Callable[[str], None] | None = None,
-                   timeout: float = 30.0) -> Transport:
-    """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list."""
+                   timeout: float = 30.0, auth: httpx.Auth | None = None) -> Transport:
+    """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list.
+
+    `auth` authorizes HTTP requests (e.g. `mcp_kit.client.oauth.OAuth`); stdio takes credentials from `env`.
+    """
     if is_url(target):
         assert isinstance(target, str)
         url = target.strip()
         if urlsplit(url).path.rstrip("/").endswith("/sse"):
-            return LegacySSETransport(url, headers=headers, timeout=timeout)
-        return StreamableHTTPTransport(url, headers=headers, timeout=timeout)
+            return LegacySSETransport(url, headers=headers, timeout=timeout, auth=auth)
+        return StreamableHTTPTransport(url, headers=headers, timeout=timeout, auth=auth)
     return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
 
 
@@ -46,13 +50,14 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
                   on_log: LogCallback | None = None, on_notification: NotificationCallback | None = None,
                   on_stderr: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
                   cwd: str | None = None, headers: dict[str, str] | None = None,
-                  client_name: str = "mcp-kit") -> AsyncIterator[ClientSession]:
+                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None) -> AsyncIterator[ClientSession]:
     """Connect to the server at `target` and yield an initialized `ClientSession`.
 
     `timeout` bounds every request (and connecting); `init_timeout` the handshake (default: `timeout`).
     Raises `ServerNotFound` / `ConnectionClosed` / `ClientError` when the server cannot be reached.
     """
-    transport = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout)
+    transport = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
+                               auth=auth)
     try:
         async with transport, anyio.create_task_group() as tg:
             session = ClientSession(transport, handlers=handlers, on_log=on_log, on_notification=on_notification,

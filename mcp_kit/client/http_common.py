@@ -8,9 +8,13 @@ from ..jsonrpc import INTERNAL_ERROR, ErrorResponse, RequestId, decode_message
 from .errors import ConnectionClosed
 
 
-def http_client(headers: dict[str, str] | None, timeout: float) -> httpx.AsyncClient:
-    """An httpx client whose reads may wait forever (event streams idle) but whose connects may not."""
-    return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True)
+def http_client(headers: dict[str, str] | None, timeout: float, auth: httpx.Auth | None = None) -> httpx.AsyncClient:
+    """An httpx client whose reads may wait forever (event streams idle) but whose connects may not.
+
+    `auth` (e.g. `mcp_kit.client.oauth.OAuth`) authorizes every request.
+    """
+    return httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True,
+                             auth=auth)
 
 
 def unreachable(url: str, exc: httpx.HTTPError) -> ConnectionClosed:

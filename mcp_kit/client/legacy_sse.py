@@ -15,7 +15,7 @@ import httpx
 from anyio.abc import TaskGroup
 
 from ..jsonrpc import Message, Request, decode_message, encode_message
-from .errors import ConnectionClosed
+from .errors import ClientError, ConnectionClosed
 from .http_common import error_answer, http_client, unreachable
 from .sse_events import iter_events
 from .transport import Transport
@@ -26,13 +26,14 @@ logger = logging.getLogger("mcp_kit.client")
 class LegacySSETransport(Transport):
     """Talks to a server's /sse endpoint."""
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
+                 auth: httpx.Auth | None = None) -> None:
         super().__init__()
         self.url = url
         self.description = f"server at {url}"
         self.endpoint: str | None = None
         self.timeout = timeout
-        self._client = http_client(headers, timeout)
+        self._client = http_client(headers, timeout, auth)
         self._ready = anyio.Event()
         self._tg: TaskGroup | None = None
 
@@ -73,6 +74,8 @@ class LegacySSETransport(Transport):
             self.finish(ConnectionClosed(f"the server at {self.url} closed the event stream"))
         except httpx.HTTPError as exc:
             self.finish(unreachable(self.url, exc))
+        except ClientError as exc:  # e.g. the OAuth flow could not obtain a token
+            self.finish(exc)
         finally:
             self._ready.set()
 
@@ -84,6 +87,10 @@ class LegacySSETransport(Transport):
                                                headers={"Content-Type": "application/json"})
         except httpx.HTTPError as exc:
             self.finish(unreachable(self.endpoint, exc))
+            self.check_open()
+            return
+        except ClientError as exc:
+            self.finish(exc)
             self.check_open()
             return
         if response.status_code >= 400:

@@ -26,7 +26,7 @@ from ..jsonrpc import (
     decode_message,
     encode_message,
 )
-from .errors import ConnectionClosed
+from .errors import ClientError, ConnectionClosed
 from .http_common import error_answer, http_client, is_jsonrpc_error, unreachable
 from .sse_events import iter_events
 from .transport import Transport
@@ -39,12 +39,13 @@ ACCEPT_BOTH = "application/json, text/event-stream"
 class StreamableHTTPTransport(Transport):
     """Talks to one MCP endpoint URL (e.g. http://127.0.0.1:8000/mcp)."""
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
+                 auth: httpx.Auth | None = None) -> None:
         super().__init__()
         self.url = url
         self.description = f"server at {url}"
         self.session_id: str | None = None
-        self._client = http_client(headers, timeout)
+        self._client = http_client(headers, timeout, auth)
         self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> StreamableHTTPTransport:
@@ -59,7 +60,7 @@ class StreamableHTTPTransport(Transport):
                 with anyio.move_on_after(2):
                     try:
                         await self._client.delete(self.url, headers=self._headers())
-                    except httpx.HTTPError:
+                    except (httpx.HTTPError, ClientError):
                         pass
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
@@ -96,6 +97,9 @@ class StreamableHTTPTransport(Transport):
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
             self.finish(unreachable(self.url, exc))
+            return
+        except ClientError as exc:  # e.g. the OAuth flow could not obtain a token
+            self.finish(exc)
             return
         try:
             await self._handle_response(message, response)
@@ -161,5 +165,5 @@ class StreamableHTTPTransport(Transport):
                     logger.debug("no server stream: GET answered %d", response.status_code)
                     return
                 await self._read_events(response, None)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, ClientError) as exc:
             logger.debug("the server stream ended: %s", exc)

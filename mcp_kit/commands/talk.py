@@ -17,6 +17,7 @@ from ..jsonrpc import METHOD_NOT_FOUND
 from . import render
 from .arguments import collect
 from .exit_codes import OK, TOOL_ERROR
+from .oauth_options import add_oauth_client_arguments, oauth_from_args
 from .progress import StderrReporter
 
 LIST_SECTIONS = (("tools", "tools", "list_tools"), ("resources", "resources", "list_resources"),
@@ -38,6 +39,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pass the stdio server's stderr through (by default only its tail is shown on failure)")
     parser.add_argument("--log-level", metavar="LEVEL",
                         help="ask the server for log messages from LEVEL up (debug, info, warning, error, ...)")
+    add_oauth_client_arguments(parser)
 
 
 def http_headers(args: argparse.Namespace) -> dict[str, str]:
@@ -56,12 +58,17 @@ def http_headers(args: argparse.Namespace) -> dict[str, str]:
 async def session_for(args: argparse.Namespace, reporter: StderrReporter) -> AsyncIterator[ClientSession]:
     """Connect to TARGET with log messages (and, if asked, the server's stderr) on our stderr."""
     headers = http_headers(args) if is_url(args.target) else None
+    auth = oauth_from_args(args, args.target.strip(), headers) if headers is not None else None
     on_stderr = (lambda line: reporter.line(f"server: {line}")) if args.show_stderr else None
-    async with connect(args.target, timeout=args.timeout, headers=headers, on_stderr=on_stderr,
-                       on_log=lambda params: reporter.line(render.log_line(params))) as session:
-        if args.log_level and "logging" in session.server_capabilities:
-            await session.set_level(args.log_level)
-        yield session
+    try:
+        async with connect(args.target, timeout=args.timeout, headers=headers, on_stderr=on_stderr, auth=auth,
+                           on_log=lambda params: reporter.line(render.log_line(params))) as session:
+            if args.log_level and "logging" in session.server_capabilities:
+                await session.set_level(args.log_level)
+            yield session
+    finally:
+        if auth is not None:
+            await auth.aclose()
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:

@@ -1,0 +1,50 @@
+"""OAuth 2.1 for HTTP MCP servers: the resource-server side of the MCP authorization chapter.
+
+    from mcp_kit.auth import AuthConfig
+
+    app.run(transport="http", auth=AuthConfig(issuer="https://auth.example.com",
+                                              resource="https://mcp.example.com/mcp",
+                                              required_scopes=("mcp:tools",)))
+
+Modules, one job each: `config` (AuthConfig), `resource_uri` (canonical URIs, audience matching),
+`metadata` (RFC 9728 document and paths), `challenge` (WWW-Authenticate build/parse), `discovery`
+(RFC 8414 / OpenID metadata), `jwks` (key cache), `jwt_tokens` (JWT validation, PyJWT),
+`introspection` (RFC 7662), `validator` (which of the two), `principal` (AccessToken), `scopes`,
+`errors`, `middleware` (the ASGI guard), `options` (command-line flags).
+
+This package imports nothing from the rest of mcp_kit: the session, transports and servers may use
+it, never the other way round.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import AuthConfig
+    from .errors import AuthError, AuthServerUnavailable, InsufficientScope, InvalidRequest, InvalidToken
+    from .principal import STATE_KEY, AccessToken, access_token_of
+
+_HOMES = {"AuthConfig": "config", "AuthError": "errors", "AuthServerUnavailable": "errors",
+          "InsufficientScope": "errors", "InvalidRequest": "errors", "InvalidToken": "errors",
+          "STATE_KEY": "principal", "AccessToken": "principal", "access_token_of": "principal"}
+
+__all__ = [
+    "STATE_KEY",
+    "AccessToken",
+    "AuthConfig",
+    "AuthError",
+    "AuthServerUnavailable",
+    "InsufficientScope",
+    "InvalidRequest",
+    "InvalidToken",
+    "access_token_of",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Exports load on first use: every server parses the --oauth-* options, few use OAuth."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

@@ -1,0 +1,31 @@
+"""The client side of MCP authorization: OAuth 2.1 with PKCE, resource indicators, discovery and step-up.
+
+    from mcp_kit.client import connect
+    from mcp_kit.client.oauth import OAuth, OAuthClientConfig, FileTokenStore
+
+    auth = OAuth(url, OAuthClientConfig(store=FileTokenStore("~/.config/mcp-kit/tokens.json")))
+    async with connect(url, auth=auth) as session: ...
+
+Modules: `auth` (the httpx.Auth), `flow` (discovery, registration, authorization, tokens),
+`redirects` (interactive loopback, headless, your own), `store` (memory, 0600 file), `pkce`, `errors`.
+"""
+
+from .auth import OAuth
+from .errors import OAuthError
+from .flow import OAuthClientConfig, OAuthFlow
+from .redirects import CallbackRedirect, HeadlessRedirect, LoopbackRedirect, RedirectHandler
+from .store import FileTokenStore, MemoryTokenStore, TokenStore
+
+__all__ = [
+    "CallbackRedirect",
+    "FileTokenStore",
+    "HeadlessRedirect",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "OAuthClientConfig",
+    "OAuthError",
+    "OAuthFlow",
+    "RedirectHandler",
+    "TokenStore",
+]
