@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import stat
 from typing import Any
 
@@ -20,8 +21,9 @@ from . import operations as ops
 from .config import Settings
 from .errors import FilesystemError
 from .formatting import listing_text
-from .sandbox import SandboxedPath
-from .uris import file_uri
+from .names import display_name, display_path
+from .sandbox import Sandbox
+from .uris import file_uri, path_from_template
 from .watch import watch_file
 
 logger = logging.getLogger("servers.filesystem.resources")
@@ -34,21 +36,27 @@ def register_resources(app: MCPServer, settings: Settings) -> None:
 
     @app.resource(FILE_TEMPLATE, name="file", title="File or directory in an allowed directory")
     async def read_file_resource(path: str, ctx: Context) -> TextResourceContents | BlobResourceContents:
-        """A file (text or base64 blob by content) or a directory listing inside the allowed directories."""
-        uri = file_uri("/" + path)
+        """A file (text or base64 blob by content) or a directory listing inside the allowed directories.
+
+        Names that are not valid UTF-8 are written in the URI in their escaped display form (bad%5Cxff.txt).
+        """
+        local = path_from_template(path)
+        uri = file_uri(local) if local else f"file:///{path}"
+        if local is None:
+            raise ResourceNotFound(uri, f"{uri}: not a local absolute path")
         sandbox = await settings.sandbox_for(ctx)
         try:
-            sp = sandbox.resolve("/" + path)
-            return await _contents(uri, sp, settings)
+            return await anyio.to_thread.run_sync(_read_contents, uri, sandbox, local, settings)
         except FilesystemError as exc:
-            raise ResourceNotFound(f"{uri}: {exc}") from None
+            raise ResourceNotFound(uri, f"{uri}: {exc}") from None
         except OSError as exc:
-            raise ResourceNotFound(f"{uri}: {exc.strerror}") from None
+            raise ResourceNotFound(uri, f"{uri}: {exc.strerror or type(exc).__name__}") from None
 
     @app.resource_lister
     def list_roots() -> list[dict[str, Any]]:
         return [
-            {"uri": file_uri(root), "name": root.name or str(root), "title": f"Allowed directory {root}",
+            {"uri": file_uri(root), "name": display_name(root.name) or display_path(str(root), os.sep),
+             "title": f"Allowed directory {display_path(str(root), os.sep)}",
              "description": "An allowed directory; reading it lists its entries."}
             for root in settings.sandbox.roots
         ]
@@ -63,14 +71,10 @@ def register_resources(app: MCPServer, settings: Settings) -> None:
         await watch_file(sp.path, lambda: app.notify_resource_updated(uri))
 
 
-async def _contents(uri: str, sp: SandboxedPath, settings: Settings) -> TextResourceContents | BlobResourceContents:
-    return await anyio.to_thread.run_sync(_read_contents, uri, sp, settings)
-
-
-def _read_contents(uri: str, sp: SandboxedPath, settings: Settings) -> TextResourceContents | BlobResourceContents:
-    if not sp.exists():
-        raise FilesystemError(f"No such file or directory: {sp.label}")
-    if stat.S_ISDIR(sp.path.stat().st_mode):
+def _read_contents(uri: str, sandbox: Sandbox, local: str, settings: Settings) -> TextResourceContents | BlobResourceContents:
+    """Read what `local` leads to now: a directory's listing, a UTF-8 file's text, anything else as a blob."""
+    sp = sandbox.resolve(local)
+    if stat.S_ISDIR(ops.lstat_existing(sp).st_mode):
         text = listing_text(ops.list_directory(sp, settings.max_entries))
         return TextResourceContents(uri=uri, mimeType="text/plain", text=text)
     data = ops.read_bytes(sp, settings.max_read_bytes)
