@@ -166,7 +166,8 @@ class GlobPattern:
         self._states: dict[frozenset[int], int] = {}
         self._sets: list[frozenset[int]] = []
         self._accepting: list[bool] = []
-        self._steps: dict[tuple[int, str], int] = {}
+        self._steps: list[dict[str, int]] = []  # per state: character -> next state
+        self._cached = 0
         self._start_set = self._closure([start])
         self._start = self._state(self._start_set)
 
@@ -194,6 +195,7 @@ class GlobPattern:
             state = self._states[nodes] = len(self._sets)
             self._sets.append(nodes)
             self._accepting.append(0 in nodes)
+            self._steps.append({})
         return state
 
     def _step(self, state: int, char: str) -> int:
@@ -215,7 +217,9 @@ class GlobPattern:
                 accepted = False
             if accepted:
                 targets.append(nxt[node])
-        if len(self._steps) >= MAX_CACHED_STEPS:  # bounded memory: start the cache afresh
+        self._cached += 1
+        if self._cached >= MAX_CACHED_STEPS:  # bounded memory: start the cache afresh
+            self._cached = 0
             self._states.clear()
             self._sets.clear()
             self._accepting.clear()
@@ -223,16 +227,16 @@ class GlobPattern:
             self._start = self._state(self._start_set)
             return self._state(self._closure(targets))
         following = self._state(self._closure(targets))
-        self._steps[(state, char)] = following
+        self._steps[state][char] = following
         return following
 
     def _full_match(self, text: str) -> bool:
-        steps = self._steps
+        steps, sets = self._steps, self._sets
         state = self._start
         for char in text:
-            following = steps.get((state, char))
+            following = steps[state].get(char)
             state = self._step(state, char) if following is None else following
-            if not self._sets[state]:
+            if not sets[state]:
                 return False  # no pattern state left alive: no suffix can match
         return self._accepting[state]
 

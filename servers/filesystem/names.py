@@ -71,6 +71,13 @@ def parse_name(text: str) -> str:
     return _ESCAPE.sub(_unescape, text)
 
 
+def parse_path(text: str, separator: str = "/") -> str:
+    """The OS path a client means by `text`: each component parsed from its display form."""
+    if "\\" not in text:
+        return text
+    return separator.join(parse_name(part) for part in text.split(separator))
+
+
 def display_path(path: str, separator: str = "/") -> str:
     """The display form of a path: each component in its display form."""
     if not needs_escape(path.replace(separator, "")):

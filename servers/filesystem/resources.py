@@ -21,7 +21,7 @@ from . import operations as ops
 from .config import Settings
 from .errors import FilesystemError
 from .formatting import listing_text
-from .names import display_name, display_path
+from .names import display_name, display_path, parse_path
 from .sandbox import Sandbox
 from .uris import file_uri, path_from_template
 from .watch import watch_file
@@ -41,7 +41,7 @@ def register_resources(app: MCPServer, settings: Settings) -> None:
         Names that are not valid UTF-8 are written in the URI in their escaped display form (bad%5Cxff.txt).
         """
         local = path_from_template(path)
-        uri = file_uri(local) if local else f"file:///{path}"
+        uri = file_uri(parse_path(local) if os.sep == "/" else local) if local else f"file:///{path}"
         if local is None:
             raise ResourceNotFound(uri, f"{uri}: not a local absolute path")
         sandbox = await settings.sandbox_for(ctx)

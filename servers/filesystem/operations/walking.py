@@ -69,10 +69,14 @@ class Entry:
     """One directory entry as seen by a walk."""
 
     name: str  # the OS name
-    path: str  # real path, OS form
+    parent: str  # real path of its directory, OS form
     kind: str  # "file" | "directory" | "outside" (a link leading out) | "link" (a link not followed here)
     size: int
     is_link: bool
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.parent, self.name)
 
     @property
     def display(self) -> str:
@@ -147,9 +151,13 @@ def _read_entries(directory: native.Directory, budget: _Budget) -> tuple[list[os
 
 
 def _describe(entry: os.DirEntry[str], directory: native.Directory, owner: SandboxedPath,
-              relative: tuple[str, ...]) -> Entry:
-    """What `entry` is; a link is described by where a walk of its own leads, never by its target string."""
-    path = os.path.join(directory.path, entry.name)
+              relative: tuple[str, ...], sized: bool = True) -> Entry:
+    """What `entry` is; a link is described by where a walk of its own leads, never by its target string.
+
+    Sizes cost a `stat` per entry and only listings show them (`sized`); the type comes from the
+    directory entry itself where the file system records it.
+    """
+    parent = directory.path
     if native.is_link_entry(entry):
         linked = SandboxedPath(owner.requested, owner.anchor, (*owner.parts, *relative, entry.name), owner.anchors,
                                owner.real)
@@ -160,20 +168,22 @@ def _describe(entry: os.DirEntry[str], directory: native.Directory, owner: Sandb
                 elif location.name is not None:
                     st = location.directory.lstat(location.name)
                 else:
-                    return Entry(entry.name, path, "file", 0, True)
+                    return Entry(entry.name, parent, "file", 0, True)
         except Escape:
-            return Entry(entry.name, path, "outside", 0, True)
+            return Entry(entry.name, parent, "outside", 0, True)
         except FilesystemError:
-            return Entry(entry.name, path, "link", 0, True)
+            return Entry(entry.name, parent, "link", 0, True)
         except OSError:
-            return Entry(entry.name, path, "file", 0, True)  # dangling or unreadable: shown, not followed
+            return Entry(entry.name, parent, "file", 0, True)  # dangling or unreadable: shown, not followed
         kind = "directory" if stat.S_ISDIR(st.st_mode) else "file"
-        return Entry(entry.name, path, kind, st.st_size, True)
+        return Entry(entry.name, parent, kind, st.st_size, True)
     try:
+        if not sized:
+            return Entry(entry.name, parent, "directory" if entry.is_dir(follow_symlinks=False) else "file", 0, False)
         st = entry.stat(follow_symlinks=False)
     except OSError:
-        return Entry(entry.name, path, "file", 0, False)
-    return Entry(entry.name, path, "directory" if stat.S_ISDIR(st.st_mode) else "file", st.st_size, False)
+        return Entry(entry.name, parent, "file", 0, False)
+    return Entry(entry.name, parent, "directory" if stat.S_ISDIR(st.st_mode) else "file", st.st_size, False)
 
 
 def list_directory(sp: SandboxedPath, max_entries: int, cancellation: Cancellation = NEVER_CANCELLED) -> Walk:
@@ -270,7 +280,8 @@ def _walk(sp: SandboxedPath, walk: Walk, budget: _Budget, visit: Any) -> None:
                 relative = node.relative()
                 prefix = "".join(display_name(part) + "/" for part in relative)
                 for entry in entries:
-                    described = _describe(entry, directory, sp, relative)
+                    budget.cancellation.check()
+                    described = _describe(entry, directory, sp, relative, sized=False)
                     child = visit(node, described, prefix + described.display)
                     if walk.truncated:
                         break
