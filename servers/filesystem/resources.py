@@ -1,8 +1,12 @@
 """Files as resources (`file:///{+path}` inside the allowed directories), and their subscriptions.
 
-resources/list shows the allowed directories; reading a directory gives its
-listing, a UTF-8 file its text, anything else a base64 blob. Subscribing to a
-file's URI starts a watchfiles watcher that notifies on every change.
+resources/list shows the allowed directories; reading a directory gives its listing, a UTF-8
+file its text, anything else a base64 blob. A URI's path is checked by the resource's
+validator, which mcp_kit runs before every read and every subscription, so subscribing to a
+file outside the roots gets the error reading it gets. Subscriptions feed the server's one
+`DirectoryWatch`; a file whose directory does not exist yet is still seen when it appears.
+
+Must not import the tools.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ import os
 import stat
 from typing import Any
 
+import anyio
 import anyio.to_thread
+from anyio.abc import TaskStatus
 
 from mcp_kit import BlobResourceContents, Context, MCPServer, ResourceNotFound, TextResourceContents
 
@@ -22,17 +28,31 @@ from .config import Settings
 from .errors import FilesystemError
 from .formatting import listing_text
 from .names import display_name, display_path, parse_path
-from .sandbox import Sandbox
-from .uris import file_uri, path_from_template
-from .watch import watch_file
+from .sandbox import Sandbox, SandboxedPath
+from .uris import file_uri, path_from_file_uri, path_from_template
+from .watch import DirectoryWatch
 
 logger = logging.getLogger("servers.filesystem.resources")
 
 FILE_TEMPLATE = "file:///{+path}"
 
 
-def register_resources(app: MCPServer, settings: Settings) -> None:
-    """Register the file template, the roots lister and the file watcher."""
+def _local(path: str) -> tuple[str, str]:
+    """The local path named by the template variable, and the canonical URI of it."""
+    local = path_from_template(path)
+    if local is None:
+        uri = f"file:///{path}"
+        raise ResourceNotFound(uri, f"{uri}: not an absolute local path")
+    return local, file_uri(parse_path(local) if os.sep == "/" else local)
+
+
+def _refused(uri: str, exc: Exception) -> ResourceNotFound:
+    detail = str(exc) if isinstance(exc, FilesystemError) else getattr(exc, "strerror", None) or type(exc).__name__
+    return ResourceNotFound(uri, f"{uri}: {detail}")
+
+
+def register_resources(app: MCPServer, settings: Settings, watch: DirectoryWatch) -> None:
+    """Register the file template, its validator, the roots lister and the watcher."""
 
     @app.resource(FILE_TEMPLATE, name="file", title="File or directory in an allowed directory")
     async def read_file_resource(path: str, ctx: Context) -> TextResourceContents | BlobResourceContents:
@@ -40,17 +60,22 @@ def register_resources(app: MCPServer, settings: Settings) -> None:
 
         Names that are not valid UTF-8 are written in the URI in their escaped display form (bad%5Cxff.txt).
         """
-        local = path_from_template(path)
-        uri = file_uri(parse_path(local) if os.sep == "/" else local) if local else f"file:///{path}"
-        if local is None:
-            raise ResourceNotFound(uri, f"{uri}: not a local absolute path")
+        local, uri = _local(path)
         sandbox = await settings.sandbox_for(ctx)
         try:
             return await anyio.to_thread.run_sync(_read_contents, uri, sandbox, local, settings)
-        except FilesystemError as exc:
-            raise ResourceNotFound(uri, f"{uri}: {exc}") from None
-        except OSError as exc:
-            raise ResourceNotFound(uri, f"{uri}: {exc.strerror or type(exc).__name__}") from None
+        except (FilesystemError, OSError) as exc:
+            raise _refused(uri, exc) from None
+
+    @app.resource_validator(FILE_TEMPLATE)
+    async def check_file_uri(path: str, ctx: Context) -> None:
+        """Refuse a URI outside the session's allowed directories, exactly as a read would (nothing is read)."""
+        local, uri = _local(path)
+        sandbox = await settings.sandbox_for(ctx)
+        try:
+            await anyio.to_thread.run_sync(_check, sandbox, local)
+        except (FilesystemError, OSError) as exc:
+            raise _refused(uri, exc) from None
 
     @app.resource_lister
     def list_roots() -> list[dict[str, Any]]:
@@ -62,13 +87,21 @@ def register_resources(app: MCPServer, settings: Settings) -> None:
         ]
 
     @app.watcher(FILE_TEMPLATE)
-    async def watch(uri: str, path: str) -> None:
+    async def watch_file(uri: str, path: str, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        local = path_from_file_uri(uri)  # the URI itself: lossless, unlike the decoded variable
         try:
-            sp = settings.sandbox.resolve("/" + path)  # mcp_kit hands watchers decoded variables
-        except FilesystemError as exc:
+            if local is None:
+                raise FilesystemError("not an absolute local path")
+            sp = await anyio.to_thread.run_sync(settings.sandbox.resolve, local)
+        except (FilesystemError, OSError) as exc:
             logger.warning("not watching %s: %s", uri, exc)
             return
-        await watch_file(sp.path, lambda: app.notify_resource_updated(uri))
+        # registered (its current state noted) before the subscription is answered: no change is missed
+        await watch.watch(sp.real, sp.anchor.path, lambda: app.notify_resource_updated(uri), task_status)
+
+
+def _check(sandbox: Sandbox, local: str) -> SandboxedPath:
+    return sandbox.resolve(local)
 
 
 def _read_contents(uri: str, sandbox: Sandbox, local: str, settings: Settings) -> TextResourceContents | BlobResourceContents:
