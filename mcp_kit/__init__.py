@@ -3,6 +3,8 @@
 The public API is what this module exports; everything else is internal.
 """
 
+from typing import TYPE_CHECKING
+
 from .audit import ToolCallRecord
 from .content import AssistantMessage, Audio, Image, UserMessage
 from .context import Context
@@ -11,6 +13,26 @@ from .runner import add_run_arguments
 from .server import MCPServer
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers must see it
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        CallToolResult,
+        Completion,
+        CreateMessageResult,
+        ElicitResult,
+        EmbeddedResource,
+        GetPromptResult,
+        ImageContent,
+        PromptMessage,
+        Resource,
+        ResourceLink,
+        Root,
+        TextContent,
+        TextResourceContents,
+        ToolAnnotations,
+    )
 
 # Protocol models re-exported from the official `mcp_types` package, imported on first use
 # (the import costs ~200 ms and ~20 MiB that a server not using them should not pay).

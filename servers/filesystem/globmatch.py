@@ -210,7 +210,8 @@ class GlobPattern:
             elif node_kind == _ANY:
                 accepted = True
             elif node_kind == _CLASS:
-                negate, ranges = arg[node]  # type: ignore[misc]
+                klass: tuple[bool, tuple[tuple[str, str], ...]] = arg[node]  # type: ignore[assignment]
+                negate, ranges = klass
                 inside = any(low <= char <= high for low, high in ranges)
                 accepted = (not inside and char != "/") if negate else inside
             else:

@@ -109,11 +109,11 @@ def _read_contents(uri: str, sandbox: Sandbox, local: str, settings: Settings) -
     sp = sandbox.resolve(local)
     if stat.S_ISDIR(ops.lstat_existing(sp).st_mode):
         text = listing_text(ops.list_directory(sp, settings.max_entries))
-        return TextResourceContents(uri=uri, mimeType="text/plain", text=text)
+        return TextResourceContents(uri=uri, mime_type="text/plain", text=text)
     data = ops.read_bytes(sp, settings.max_read_bytes)
     mime = ops.guess_mime_type(sp.path)
     try:
         text = ops.decode_utf8(data, sp.label)
     except ops.BinaryFileError:
-        return BlobResourceContents(uri=uri, mimeType=mime, blob=base64.b64encode(data).decode())
-    return TextResourceContents(uri=uri, mimeType=mime if mime != "application/octet-stream" else "text/plain", text=text)
+        return BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode())
+    return TextResourceContents(uri=uri, mime_type=mime if mime != "application/octet-stream" else "text/plain", text=text)

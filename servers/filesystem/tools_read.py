@@ -51,7 +51,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
             return Image(data=data, mime_type=mime)
         if mime.startswith("audio/"):
             return Audio(data=data, mime_type=mime)
-        return BlobResourceContents(uri=file_uri(sp.path), mimeType=mime, blob=base64.b64encode(data).decode())
+        return BlobResourceContents(uri=file_uri(sp.path), mime_type=mime, blob=base64.b64encode(data).decode())
 
     @app.tool(title="Read multiple files", read_only=True, open_world=False)
     async def read_multiple_files(
