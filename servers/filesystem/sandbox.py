@@ -210,6 +210,11 @@ class Sandbox:
             path = "/".join(parse_name(part) for part in path.split("/"))
             if "\x00" in path:
                 raise AccessDenied("Access denied: the path contains a NUL byte.")
+            try:
+                os.fsencode(path)
+            except UnicodeEncodeError:
+                raise AccessDenied("Access denied: the path contains a lone surrogate, which no file name can hold; "
+                                   "write a byte that is not UTF-8 as \\xHH (for example bad\\xff.txt).") from None
         if path.startswith("~"):
             path = os.path.expanduser(path)
         if not os.path.isabs(path):

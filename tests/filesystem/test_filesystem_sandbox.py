@@ -42,6 +42,8 @@ DENIED = [
     ("over-long path", lambda lay: str(lay.root / ("a/" * 3000)), "too long"),
     ("over-long component", lambda lay: str(lay.root / ("x" * 300)), "longer than 255 bytes"),
     ("empty path", lambda lay: "", "empty"),
+    ("lone surrogate", lambda lay: str(lay.root / "a\ud800b.txt"), "lone surrogate"),
+    ("escaped NUL byte", lambda lay: str(lay.root / "ok.txt\\x00"), "NUL byte"),
     ("home directory", lambda lay: "~/.bashrc", "outside the allowed"),
     ("file URI outside", lambda lay: file_uri(lay.outside / "secret.txt"), "outside the allowed"),
 ]
