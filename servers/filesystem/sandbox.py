@@ -27,7 +27,7 @@ from .anchors import Anchor, Root, anchor_of, split_components
 from .errors import AccessDenied, FilesystemError, describe
 from .names import display_path, parse_name
 from .native import winpaths
-from .resolver import Escape, Location, escape_message, locate
+from .resolver import Escape, Location, locate
 from .uris import path_from_file_uri
 
 MAX_PATH_CHARS = 4096
@@ -246,5 +246,4 @@ def _close_roots(roots: list[Root]) -> None:
         root.close()
 
 
-__all__ = ["MAX_NAME_BYTES", "MAX_PATH_CHARS", "Location", "Sandbox", "SandboxedPath", "escape_message",
-           "split_components"]
+__all__ = ["MAX_NAME_BYTES", "MAX_PATH_CHARS", "Location", "Sandbox", "SandboxedPath"]

@@ -104,7 +104,12 @@ async def test_ping_is_answered_while_a_search_runs(layout: Layout, monkeypatch:
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-async def test_cancelled_search_stops_its_walk(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("tool", "operation", "arguments"), [
+    ("search_files", "search", {"path": ".", "pattern": "*.py"}),
+    ("directory_tree", "directory_tree", {"path": ".", "excludePatterns": ["*.py"]}),
+])
+async def test_a_cancelled_walk_stops(layout: Layout, monkeypatch: pytest.MonkeyPatch, tool: str, operation: str,
+                                      arguments: dict[str, Any]) -> None:
     for n in range(3000):
         (layout.root / "sub" / f"f{n}.txt").write_text("")
     visited = 0
@@ -117,9 +122,11 @@ async def test_cancelled_search_stops_its_walk(layout: Layout, monkeypatch: pyte
         time.sleep(0.002)
         return False
 
-    def recorded_search(*args: Any, **kwargs: Any) -> Any:
+    real = getattr(ops, operation)
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
         try:
-            result = real_search(*args, **kwargs)
+            result = real(*args, **kwargs)
         except BaseException as exc:
             outcome.append(exc)
             raise
@@ -129,11 +136,10 @@ async def test_cancelled_search_stops_its_walk(layout: Layout, monkeypatch: pyte
         finally:
             ended.set()
 
-    real_search = ops.search
     monkeypatch.setattr(GlobPattern, "matches", slow_match)
-    monkeypatch.setattr(ops, "search", recorded_search)
-    async with connect(build_server([layout.root], max_entries=1000)) as client, anyio.create_task_group() as tg:
-        tg.start_soon(client.call_tool, "search_files", {"path": ".", "pattern": "*.py"})
+    monkeypatch.setattr(ops, operation, recorded)
+    async with connect(build_server([layout.root], max_entries=5000)) as client, anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, tool, arguments)
         with anyio.fail_after(10):
             while visited < 20:
                 await anyio.sleep(0.01)

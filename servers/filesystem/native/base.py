@@ -13,6 +13,7 @@ Must not import the sandbox or the operations (they are built on this).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -98,8 +99,6 @@ class Directory(Protocol):
 
 def is_link_mode(st: os.stat_result) -> bool:
     """True for a symbolic link, and on Windows for any reparse point (junctions, mount points)."""
-    import stat
-
     if stat.S_ISLNK(st.st_mode):
         return True
     attributes = getattr(st, "st_file_attributes", 0)

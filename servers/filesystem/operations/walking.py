@@ -24,10 +24,9 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import native
+from .. import names, native
 from ..errors import FilesystemError
 from ..globmatch import GlobPattern, any_match
-from ..names import display_name, display_path
 from ..resolver import Escape
 from ..sandbox import SandboxedPath
 from .opening import open_directory
@@ -80,11 +79,13 @@ class Entry:
 
     @property
     def display(self) -> str:
-        return display_name(self.name)
+        """The name in its display form."""
+        return names.display_name(self.name)
 
     @property
     def display_path(self) -> str:
-        return display_path(self.path, os.sep)
+        """The real path in its display form."""
+        return names.display_path(self.path, os.sep)
 
 
 @dataclass
@@ -278,7 +279,7 @@ def _walk(sp: SandboxedPath, walk: Walk, budget: _Budget, visit: Any) -> None:
                 except OSError:
                     continue
                 relative = node.relative()
-                prefix = "".join(display_name(part) + "/" for part in relative)
+                prefix = "".join(names.display_name(part) + "/" for part in relative)
                 for entry in entries:
                     budget.cancellation.check()
                     described = _describe(entry, directory, sp, relative, sized=False)
