@@ -3,8 +3,6 @@
 The public API is what this module exports; everything else is internal.
 """
 
-from typing import TYPE_CHECKING
-
 from .audit import ToolCallRecord
 from .content import AssistantMessage, Audio, Image, UserMessage
 from .context import Context
@@ -14,7 +12,9 @@ from .server import MCPServer
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers must see it
+import typing
+
+if typing.TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers must see it
     from mcp_types import (
         AudioContent,
         BlobResourceContents,
