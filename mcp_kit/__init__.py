@@ -19,6 +19,28 @@ except ModuleNotFoundError as missing:  # usually the wrong interpreter: say whi
 
 __version__ = "0.1.0"
 
+import typing
+
+if typing.TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers must see it
+    from mcp_types import (
+        AudioContent,
+        BlobResourceContents,
+        CallToolResult,
+        Completion,
+        CreateMessageResult,
+        ElicitResult,
+        EmbeddedResource,
+        GetPromptResult,
+        ImageContent,
+        PromptMessage,
+        Resource,
+        ResourceLink,
+        Root,
+        TextContent,
+        TextResourceContents,
+        ToolAnnotations,
+    )
+
 # Protocol models re-exported from the official `mcp_types` package, imported on first use
 # (the import costs ~200 ms and ~20 MiB that a server not using them should not pay).
 _PROTOCOL_MODELS = frozenset({"AudioContent", "BlobResourceContents", "CallToolResult", "Completion", "CreateMessageResult", "ElicitResult", "EmbeddedResource", "GetPromptResult", "ImageContent", "PromptMessage", "Resource", "ResourceLink", "Root", "TextContent", "TextResourceContents", "ToolAnnotations"})

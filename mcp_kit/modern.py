@@ -18,6 +18,7 @@ from .context import LOG_LEVELS, Context
 from .errors import MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, MCPError, ResourceNotFound, invalid_params
 from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request, RequestId
 from .mrtr import Rounds, answers_from
+from .resources import bind_resource
 from .versions import MODERN_VERSIONS
 
 if TYPE_CHECKING:
@@ -130,8 +131,7 @@ class Listener:
         self.session = session
         self.request_id = request_id
         self.kinds = {kind for key, kind in FILTERS.items() if wanted.get(key) is True}
-        uris = wanted.get("resourceSubscriptions") or []
-        self.uris = [u for u in uris if isinstance(u, str)]
+        self.uris: list[str] = list(dict.fromkeys(wanted.get("resourceSubscriptions") or []))
         self.done = anyio.Event()
 
     def _post(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -155,6 +155,9 @@ async def listen(session: Session, request: Request, params: dict[str, Any]) -> 
     wanted = params.get("notifications")
     if not isinstance(wanted, dict):
         raise invalid_params("subscriptions/listen needs 'notifications' (an object saying what to receive)")
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (not isinstance(uris, list) or not all(isinstance(u, str) and u for u in uris)):
+        raise invalid_params("'resourceSubscriptions' must be an array of resource URIs (strings)")
     server = session.server
     listener = Listener(session, request.id, wanted)
     caps = server.capabilities(MODERN_VERSIONS[-1])
@@ -162,19 +165,31 @@ async def listen(session: Session, request: Request, params: dict[str, Any]) -> 
     listener.kinds = {FILTERS[key] for key in agreed}
     if listener.uris and "resources" in caps:
         agreed["resourceSubscriptions"] = listener.uris
+        await _check_subscribable(session, request, listener)
     else:
         listener.uris = []
+    server.hub.subscribe_all(listener.uris, listener, owner=session)  # -32602 past the limits, nothing kept
+    await server.hub.ready(listener.uris)
     await session.notify("notifications/subscriptions/acknowledged",
                          {"notifications": agreed, "_meta": {SUBSCRIPTION_ID_KEY: request.id}}, related_to=request.id)
     server.listeners.add(listener)
-    for uri in listener.uris:
-        server.hub.subscribe(uri, listener)
     try:
         await listener.done.wait()
     finally:
         server.listeners.discard(listener)
         server.hub.drop(listener)
     return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: request.id}}
+
+
+async def _check_subscribable(session: Session, request: Request, listener: Listener) -> None:
+    """Refuse the stream when a URI would be refused on read (the same error a 2026-07-28 read gives)."""
+    session.server.hub.check_room(listener, listener.uris, owner=session)  # before any validator runs
+    context = Context(session, request.id, request.params.get("_meta") if request.params else None)
+    for uri in listener.uris:
+        try:
+            await bind_resource(session.server.resources, uri, context)
+        except ResourceNotFound as exc:
+            raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
 
 
 def listeners_of(session: Session) -> Iterator[Listener]:

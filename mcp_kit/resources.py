@@ -60,6 +60,8 @@ class ResourceEntry:
     variables: tuple[str, ...] = ()
     context_param: str | None = None
     converters: dict[str, TypeAdapter[Any]] | None = None
+    validator: Callable[..., Any] | None = None  # checks a URI without reading it (see `bind_resource`)
+    validator_context_param: str | None = None
 
     def definition(self) -> dict[str, Any]:
         key = "uriTemplate" if self.pattern is not None else "uri"
@@ -128,8 +130,22 @@ class ResourceRegistry:
         return items
 
 
-async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> list[dict[str, Any]]:
-    """Read `uri`; raises ResourceNotFound (unknown URI) or MCPError."""
+def set_validator(entry: ResourceEntry, fn: Callable[..., Any], context_type: type) -> None:
+    """Give `entry` a validator: `fn(**variables[, ctx])` raises (ResourceNotFound, MCPError) to refuse a URI."""
+    hints = inspect.get_annotations(fn, eval_str=True)
+    entry.validator = fn
+    entry.validator_context_param = next(
+        (name for name in inspect.signature(fn).parameters if is_context_annotation(hints.get(name), context_type)), None
+    )
+
+
+async def bind_resource(registry: ResourceRegistry, uri: str, context: Any) -> tuple[ResourceEntry, dict[str, Any]]:
+    """The entry serving `uri` and its handler's arguments, checked as a read checks them.
+
+    Raises what a read of `uri` would raise before reading: ResourceNotFound for a URI no
+    resource or template serves, -32602 for a variable its type refuses, and whatever the
+    entry's validator raises. Subscriptions call this without reading.
+    """
     found = registry.find(uri)
     if found is None:
         raise ResourceNotFound(uri)
@@ -140,6 +156,20 @@ async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> l
             kwargs[name] = adapter.validate_python(kwargs[name])
         except ValidationError as exc:
             raise invalid_params(f"Invalid value for '{name}' in {uri}: {exc.errors()[0]['msg']}") from None
+    if entry.validator is not None:
+        checks = dict(kwargs)
+        if entry.validator_context_param:
+            checks[entry.validator_context_param] = context
+        if inspect.iscoroutinefunction(entry.validator):
+            await entry.validator(**checks)
+        else:
+            await run_in_worker(entry.validator, **checks)
+    return entry, kwargs
+
+
+async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> list[dict[str, Any]]:
+    """Read `uri`; raises ResourceNotFound (unknown URI) or MCPError."""
+    entry, kwargs = await bind_resource(registry, uri, context)
     if entry.context_param:
         kwargs[entry.context_param] = context
     if inspect.iscoroutinefunction(entry.fn):
@@ -162,4 +192,5 @@ def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[
     return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json_text(to_jsonable(value))}]
 
 
-__all__ = ["ResourceEntry", "ResourceRegistry", "compile_template", "make_resource", "read_resource"]
+__all__ = ["ResourceEntry", "ResourceRegistry", "bind_resource", "compile_template", "make_resource", "read_resource",
+           "set_validator"]

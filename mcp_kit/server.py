@@ -27,8 +27,8 @@ from .audit import JsonLinesAuditLog, ToolCallHook, ToolCallRecord
 from .completions import CompletionRegistry
 from .context import Context
 from .prompts import PromptEntry, make_prompt
-from .resources import ResourceRegistry, make_resource
-from .subscriptions import SubscriptionHub
+from .resources import ResourceRegistry, make_resource, set_validator
+from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 from .tools import ToolRegistry, make_tool
 from .versions import at_least
 
@@ -59,6 +59,8 @@ class MCPServer:
         page_size: int = 100,
         cache_ttl_ms: int = 60_000,
         cache_scope: str = "private",
+        max_subscriptions_per_session: int = DEFAULT_MAX_PER_SESSION,
+        max_subscriptions: int = DEFAULT_MAX_TOTAL,
     ) -> None:
         self.name = name
         self.version = version
@@ -74,7 +76,7 @@ class MCPServer:
         self.resources = ResourceRegistry()
         self.prompts: dict[str, PromptEntry] = {}
         self.completions = CompletionRegistry()
-        self.hub = SubscriptionHub()
+        self.hub = SubscriptionHub(max_subscriptions_per_session, max_subscriptions)
         self.sessions: set[Session] = set()
         self.tool_hooks: list[ToolCallHook] = []
         self.roots_hooks: list[Callable[[Session], Any]] = []
@@ -128,6 +130,23 @@ class MCPServer:
     def remove_resource(self, uri: str) -> None:
         if self.resources.remove(uri):
             self._list_changed("resources")
+
+    def resource_validator(self, uri: str) -> Callable[[F], F]:
+        """Check URIs of the resource or template `uri` without reading them: `fn(**variables[, ctx])`.
+
+        It runs before every read and every subscription (`resources/subscribe`, `subscriptions/listen`),
+        so a URI a read would refuse gets the same error when subscribed to. Raise `ResourceNotFound`
+        (or another `MCPError`) to refuse; return to accept. Register the resource first.
+        """
+
+        def decorate(fn: F) -> F:
+            entry = self.resources.fixed.get(uri) or self.resources.templates.get(uri)
+            if entry is None:
+                raise ValueError(f"no resource or template {uri!r} is registered; register it before its validator")
+            set_validator(entry, fn, Context)
+            return fn
+
+        return decorate
 
     def resource_lister(self, fn: F) -> F:
         """Register a function returning extra resources for `resources/list`, computed per request."""

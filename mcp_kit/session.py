@@ -25,7 +25,7 @@ from .dispatcher import Dispatcher, MessageWriter
 from .errors import MCPError, invalid_params
 from .jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Notification, Request, RequestId
 from .prompts import render_prompt
-from .resources import read_resource
+from .resources import bind_resource, read_resource
 from .tools import call_tool
 from .versions import BATCH_VERSIONS, HANDSHAKE_VERSIONS, at_least, negotiate, shape_metadata, shape_tool_result
 
@@ -279,8 +279,10 @@ async def _read_resource(session: Session, params: dict[str, Any], ctx: Context)
 
 async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     uri = _uri(params)
+    await bind_resource(session.server.resources, uri, ctx)  # refused exactly as a read of it would be
+    session.server.hub.subscribe(uri, session)  # -32602 past the subscription limits
     session.subscriptions.add(uri)
-    session.server.hub.subscribe(uri, session)
+    await session.server.hub.ready([uri])  # answered once its watcher (if any) can see changes
     return {}
 
 

@@ -17,6 +17,8 @@ import anyio.to_thread
 from mcp_kit import Context, ToolError
 
 from .errors import FilesystemError
+from .globmatch import GlobError
+from .operations.walking import Cancellation
 from .sandbox import Sandbox, SandboxedPath
 from .uris import path_from_file_uri
 
@@ -57,7 +59,7 @@ class Settings:
     async def resolve(self, ctx: Context | None, path: str, *, follow_final: bool = True) -> SandboxedPath:
         """Check a client path against the session's sandbox, as a tool error when refused."""
         sandbox = await self.sandbox_for(ctx)
-        return guarded(sandbox.resolve, path, follow_final=follow_final)
+        return await run_io(sandbox.resolve, path, follow_final=follow_final)
 
 
 def guarded(fn: Callable[..., T], *args: Any, label: str | None = None, **kwargs: Any) -> T:
@@ -66,6 +68,8 @@ def guarded(fn: Callable[..., T], *args: Any, label: str | None = None, **kwargs
         return fn(*args, **kwargs)
     except FilesystemError as exc:
         raise ToolError(str(exc)) from None
+    except GlobError as exc:
+        raise ToolError(f"Invalid glob pattern: {exc}.") from None
     except OSError as exc:
         target = label or next((a.label for a in args if isinstance(a, SandboxedPath)), "the path")
         raise ToolError(f"{target}: {exc.strerror or type(exc).__name__}") from None
@@ -74,3 +78,18 @@ def guarded(fn: Callable[..., T], *args: Any, label: str | None = None, **kwargs
 async def run_io(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a blocking file operation in a worker thread, with `guarded` error handling."""
     return await anyio.to_thread.run_sync(functools.partial(guarded, fn, *args, **kwargs))
+
+
+async def run_walk(fn: Callable[..., T], *args: Any) -> T:
+    """Run a directory walk in a worker thread that stops at its next check once the request is cancelled.
+
+    The request's task does not wait for the thread: a cancelled call is answered (or dropped)
+    at once, and the walk notices its `Cancellation` within a few entries and ends.
+    """
+    cancellation = Cancellation()
+    try:
+        return await anyio.to_thread.run_sync(
+            functools.partial(guarded, fn, *args, cancellation=cancellation), abandon_on_cancel=True
+        )
+    finally:
+        cancellation.cancel()

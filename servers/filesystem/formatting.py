@@ -1,4 +1,7 @@
-"""Text renderings of walk results, in the formats of the reference filesystem server."""
+"""Text renderings of walk results, in the formats of the reference filesystem server.
+
+Names are shown in their display form (see `names.py`), one entry a line.
+"""
 
 from __future__ import annotations
 
@@ -17,15 +20,17 @@ def format_size(size: int) -> str:
 
 
 def _tag(entry: Entry) -> str:
-    if entry.kind == "outside":
+    if entry.kind in ("outside", "link"):
         return "[LINK]"
     return "[DIR]" if entry.kind == "directory" else "[FILE]"
 
 
 def _name(entry: Entry) -> str:
     if entry.kind == "outside":
-        return f"{entry.name} (symbolic link to a location outside the allowed directories)"
-    return entry.name
+        return f"{entry.display} (symbolic link to a location outside the allowed directories)"
+    if entry.kind == "link":
+        return f"{entry.display} (link or junction; not followed)"
+    return entry.display
 
 
 def _with_note(lines: list[str], walk: Walk) -> str:

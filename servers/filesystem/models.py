@@ -6,7 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-PathArg = Annotated[str, Field(description="Path of the file or directory (absolute, or relative to an allowed directory)")]
+PathArg = Annotated[str, Field(description=(
+    "Path of the file or directory (absolute, or relative to an allowed directory). A name that is not valid "
+    "UTF-8 or contains a control character or a backslash is written as results show it: escaped, e.g. bad\\xff.txt"
+))]
 Excludes = Annotated[list[str], Field(description="Glob patterns of entries to leave out, e.g. node_modules or **/*.log")]
 
 
@@ -24,6 +27,7 @@ class TreeNode(BaseModel):
     type: Literal["file", "directory"]
     children: list[TreeNode] | None = Field(default=None, description="Entries of a directory (absent for files)")
     symlink: bool | None = Field(default=None, description="True for a linked directory, which is not descended into")
+    truncated: bool | None = Field(default=None, description="True when this directory's entries are not shown (too deep)")
 
 
 class DirectoryTree(BaseModel):
@@ -31,7 +35,7 @@ class DirectoryTree(BaseModel):
 
     path: str = Field(description="The directory the tree starts at")
     tree: list[TreeNode]
-    truncated: bool = Field(description="True when the tree was cut at the entry limit")
+    truncated: bool = Field(description="True when the tree is incomplete (entry, visit or depth limit); see note")
     note: str | None = Field(default=None, description="Why the result is incomplete, if it is")
 
 

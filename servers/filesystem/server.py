@@ -13,6 +13,7 @@ from .resources import register_resources
 from .sandbox import Sandbox
 from .tools_read import register_read_tools
 from .tools_write import register_write_tools
+from .watch import DirectoryWatch
 
 INSTRUCTIONS = (
     "Reads, searches and (unless read-only) edits files inside a fixed set of allowed directories; "
@@ -39,11 +40,12 @@ def build_server(
         max_read_bytes=max_read_bytes,
         max_entries=max_entries,
     )
-    app = MCPServer("filesystem", version="1.0.0", title="Filesystem", instructions=INSTRUCTIONS)
+    watch = DirectoryWatch()  # one watch for every subscribed file, running with the server
+    app = MCPServer("filesystem", version="1.0.0", title="Filesystem", instructions=INSTRUCTIONS, lifespan=watch.running)
     register_read_tools(app, settings)
     if not read_only:
         register_write_tools(app, settings)
-    register_resources(app, settings)
+    register_resources(app, settings, watch)
     if audit_log:
         # the trail must not be readable or editable through the tools it records
         log_dir = Path(os.path.realpath(os.path.dirname(os.path.abspath(audit_log))))

@@ -24,8 +24,9 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
         """Create a file or replace its whole content (atomically: readers never see a half-written file)."""
         sp = await settings.resolve(ctx, path)
         size = len(content.encode("utf-8"))
-        verb = "Overwrite" if sp.exists() else "Create"
-        await confirm_change(ctx, settings.confirm_writes, f"{verb} {sp.path} with {size} bytes of new content?")
+        if settings.confirm_writes:
+            verb = "Overwrite" if await run_io(sp.exists) else "Create"
+            await confirm_change(ctx, True, f"{verb} {sp.display} with {size} bytes of new content?")
         await run_io(ops.atomic_write, sp, content.encode("utf-8"))
         return f"Successfully wrote to {path}"
 
@@ -47,7 +48,7 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
         diff = ops.fenced(plan.diff)
         if dryRun or not plan.changed:
             return diff if plan.changed else "No changes: the edits leave the file as it is."
-        await confirm_change(ctx, settings.confirm_writes, f"Apply these changes to {sp.path}?\n\n{diff}")
+        await confirm_change(ctx, settings.confirm_writes, f"Apply these changes to {sp.display}?\n\n{diff}")
         await run_io(_commit, sp, plan)
         return diff
 
@@ -67,7 +68,7 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
         """Move or rename a file or directory. Fails, changing nothing, if the destination exists."""
         src = await settings.resolve(ctx, source, follow_final=False)
         dst = await settings.resolve(ctx, destination, follow_final=False)
-        await confirm_change(ctx, settings.confirm_writes, f"Move {src.path} to {dst.path}?")
+        await confirm_change(ctx, settings.confirm_writes, f"Move {src.display} to {dst.display}?")
         await run_io(ops.move, src, dst)
         return f"Successfully moved {source} to {destination}"
 

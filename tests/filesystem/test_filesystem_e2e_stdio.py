@@ -89,7 +89,7 @@ async def test_every_tool_over_stdio(layout: Layout) -> None:
         assert "Total:" in text(await session.call_tool("list_directory_with_sizes", {"path": root, "sortBy": "size"}))
         tree = await session.call_tool("directory_tree", {"path": root, "excludePatterns": ["sub"]})
         assert {"name": "docs", "type": "directory", "children": [{"name": "notes.md", "type": "file", "children": None,
-                "symlink": None}], "symlink": None} in tree.structured_content["tree"]
+                "symlink": None, "truncated": None}], "symlink": None, "truncated": None} in tree.structured_content["tree"]
         found = await session.call_tool("search_files", {"path": root, "pattern": "**/*.md"})
         assert found.structured_content["matches"] == [str(layout.root / "docs" / "notes.md")]
         info = await session.call_tool("get_file_info", {"path": "docs/notes.md"})

@@ -233,13 +233,17 @@ def test_search_globs_relative_paths_and_names(layout: Layout) -> None:
     for name in ("a.py", "sub/b.py", "sub/deep/c.py", "sub/deep/d.txt"):
         (layout.root / name).write_text("")
     root = resolve(layout, "")
-    assert ops.search(root, "*.py", [], 100).entries == [
-        layout.root / "a.py", layout.root / "sub" / "b.py", layout.root / "sub" / "deep" / "c.py"]
-    assert ops.search(root, "sub/*.py", [], 100).entries == [layout.root / "sub" / "b.py"]
-    assert ops.search(root, "**/deep/*", [], 100).entries == [
-        layout.root / "sub" / "deep" / "c.py", layout.root / "sub" / "deep" / "d.txt"]
-    assert ops.search(root, "*.py", ["deep"], 100).entries == [layout.root / "a.py", layout.root / "sub" / "b.py"]
-    assert all(layout.outside not in p.parents for p in ops.search(root, "**", [], 1000).entries)
+
+    def found(*args) -> list[str]:
+        return ops.search(root, *args).entries
+
+    assert found("*.py", [], 100) == [str(layout.root / "a.py"), str(layout.root / "sub" / "b.py"),
+                                      str(layout.root / "sub" / "deep" / "c.py")]
+    assert found("sub/*.py", [], 100) == [str(layout.root / "sub" / "b.py")]
+    assert found("**/deep/*", [], 100) == [str(layout.root / "sub" / "deep" / "c.py"),
+                                           str(layout.root / "sub" / "deep" / "d.txt")]
+    assert found("*.py", ["deep"], 100) == [str(layout.root / "a.py"), str(layout.root / "sub" / "b.py")]
+    assert all(str(layout.outside) not in p for p in found("**", [], 1000))
     assert ops.search(root, "*.py", [], 1).note() == "[truncated at 1 entries]"
 
 

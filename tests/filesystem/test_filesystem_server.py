@@ -344,14 +344,16 @@ async def _prime(client, uri: str, target: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_no_watch_outside_the_roots(layout: Layout) -> None:
+async def test_subscribing_outside_the_roots_gets_the_read_error(layout: Layout) -> None:
     app = build_server([layout.root])
-    uri = file_uri(layout.outside / "secret.txt")
     async with connect(app) as client:
-        await client.subscribe(uri)
-        with anyio.fail_after(10):
-            while app.hub.watching(uri):  # the watcher refuses and ends at once
-                await anyio.sleep(0.02)
-        (layout.outside / "secret.txt").write_text("changed")
-        await anyio.sleep(0.5)
-        assert client.notifications_named("notifications/resources/updated") == []
+        for uri in (file_uri(layout.outside / "secret.txt"), file_uri(layout.root / "link_out"),
+                    file_uri(layout.root / "linkdir_out" / "new.txt")):
+            with pytest.raises(MCPError) as read:
+                await client.read_resource(uri)
+            with pytest.raises(MCPError) as subscribed:
+                await client.subscribe(uri)
+            assert (subscribed.value.code, subscribed.value.message) == (read.value.code, read.value.message)
+            assert subscribed.value.code == -32002 and "Access denied" in subscribed.value.message
+            assert app.hub.subscribers(uri) == 0 and not app.hub.watching(uri)
+        assert app.lifespan_state.directories == ()  # nothing outside is watched

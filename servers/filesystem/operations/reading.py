@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import FilesystemError
+from ..names import display_path
 from ..sandbox import SandboxedPath
-from .opening import kind_of, lstat_existing, open_regular_file, read_at_most
+from .opening import entry_stat, kind_of, open_regular_file, read_at_most
 
 EXTRA_MIME_TYPES = {
     ".webp": "image/webp",
@@ -146,11 +147,17 @@ def _iso(timestamp: float) -> str:
 
 
 def file_info(sp: SandboxedPath) -> dict[str, object]:
-    """Metadata of a file or directory (sizes in bytes, times in ISO 8601 UTC)."""
-    st = lstat_existing(sp)
+    """Metadata of a file or directory (sizes in bytes, times in ISO 8601 UTC).
+
+    The entry is described from the directory the walk verified, never by its path string,
+    and a link is described as a link: nothing outside the allowed directories is reported.
+    """
+    with sp.locate() as location:
+        st = entry_stat(sp, location)
+        where = location.path
     created = getattr(st, "st_birthtime", None) or st.st_ctime
     return {
-        "path": str(sp.path),
+        "path": display_path(where, os.sep),
         "type": kind_of(st.st_mode).removeprefix("a ").removeprefix("an "),
         "size": st.st_size,
         "created": _iso(created),
