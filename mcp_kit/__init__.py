@@ -3,7 +3,7 @@
 The public API is what this module exports; everything else is internal.
 """
 
-from .audit import ToolCallRecord
+from .audit import AuditRecord, ToolCallRecord
 from .content import AssistantMessage, Audio, Image, UserMessage
 from .context import Context
 from .errors import MCPError, ResourceNotFound, ToolError
@@ -26,6 +26,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AssistantMessage",
+    "AuditRecord",
     "Audio",
     "AudioContent",
     "BlobResourceContents",
