@@ -79,11 +79,20 @@ class Handler(Protocol):
 
 
 class _InFlight:
-    __slots__ = ("task", "cancelled_by_peer")
+    __slots__ = ("task", "cancelled_by_peer", "stopped", "running")
 
     def __init__(self) -> None:
         self.task: asyncio.Task[Any] | None = None
         self.cancelled_by_peer = False
+        self.stopped = False  # cancelled (by the peer, or the connection is gone)
+        self.running = False  # the task has started: from now on it is stopped by cancelling it
+
+    def stop(self) -> None:
+        """Cancel the request. A task that has not started yet is not cancelled (a coroutine cancelled
+        before its first step never runs its cleanup); it sees `stopped` when it starts and ends at once."""
+        self.stopped = True
+        if self.running and self.task is not None:
+            self.task.cancel()
 
 
 class Dispatcher:
@@ -138,10 +147,10 @@ class Dispatcher:
     def _start(self, request: Request) -> None:
         entry = self._track(request)
         if entry is not None:
-            entry.task = self._loop.create_task(self._run(request))
+            entry.task = self._loop.create_task(self._run(request, entry))
 
-    async def _run(self, request: Request) -> None:
-        answer = await self._answer(request)
+    async def _run(self, request: Request, entry: _InFlight) -> None:
+        answer = await self._answer(request, entry)
         if answer is None:
             self._release(request.id)
             return
@@ -174,9 +183,12 @@ class Dispatcher:
         except Exception:
             logger.debug("could not send an answer", exc_info=True)
 
-    async def _answer(self, request: Request) -> Message | None:
+    async def _answer(self, request: Request, entry: _InFlight) -> Message | None:
         """Run the handler and return the response to send, or None when the request was cancelled."""
         try:
+            if entry.stopped:  # cancelled before it could start
+                return None
+            entry.running = True
             return Response(request.id, await self.handler.handle_request(request))
         except JSONRPCError as exc:
             return ErrorResponse(request.id, exc.code, exc.message, exc.data)
@@ -217,7 +229,7 @@ class Dispatcher:
                 entry = self._track(item)
                 if entry is None:
                     continue
-                entry.task = self._loop.create_task(self._answer(item))
+                entry.task = self._loop.create_task(self._answer(item, entry))
                 started.append((item, entry.task))
             elif isinstance(item, InvalidMessage):
                 started.append(item.error)
@@ -263,8 +275,7 @@ class Dispatcher:
         if entry is None:
             return False
         entry.cancelled_by_peer = True
-        if entry.task is not None:
-            entry.task.cancel()
+        entry.stop()
         return True
 
     def was_cancelled(self, request_id: RequestId) -> bool:
@@ -275,8 +286,7 @@ class Dispatcher:
     def cancel_all(self) -> None:
         """Cancel every in-flight request (the peer is gone)."""
         for entry in list(self._in_flight.values()):
-            if entry.task is not None:
-                entry.task.cancel()
+            entry.stop()
 
     @property
     def in_flight(self) -> int:

@@ -7,6 +7,8 @@ for an in-process app. Gates let a test hold a call in flight until it chooses t
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import anyio
@@ -19,17 +21,29 @@ Code = Annotated[str, Field(min_length=1, max_length=8, pattern=r"^[a-z0-9]+$",
 UNENCODABLE = "bad\udcff.txt"  # what os.listdir gives for a file named b"bad\xff.txt"
 
 
+@dataclass
+class Gate:
+    """What a test sees of one held call: it started, it may finish, it was cancelled."""
+
+    entered: anyio.Event = field(default_factory=anyio.Event)
+    release: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: anyio.Event = field(default_factory=anyio.Event)
+
+    def __iter__(self) -> Iterator[anyio.Event]:  # entered, release = app.gate(key)
+        return iter((self.entered, self.release))
+
+
 def build() -> MCPServer:
     app = MCPServer("fault", instructions="Targets for the fault suite.")
-    app.started = anyio.Event()  # type: ignore[attr-defined]  # set when `forever` starts
-    app.cancelled = anyio.Event()  # type: ignore[attr-defined]  # set when `forever` is cancelled
     app.item_reads: list[str] = []  # type: ignore[misc]  # codes that reached the template function
-    app.gates: dict[str, tuple[anyio.Event, anyio.Event]] = {}  # type: ignore[misc]  # key -> (entered, release)
+    app.gates: dict[str, Gate] = {}  # type: ignore[misc]
 
-    def gate(key: str) -> tuple[anyio.Event, anyio.Event]:
-        return app.gates.setdefault(key, (anyio.Event(), anyio.Event()))  # type: ignore[attr-defined]
+    def gate(key: str) -> Gate:
+        return app.gates.setdefault(key, Gate())  # type: ignore[attr-defined]
 
     app.gate = gate  # type: ignore[attr-defined]
+    app.started = gate("").entered  # type: ignore[attr-defined]  # `forever` with no key started
+    app.cancelled = gate("").cancelled  # type: ignore[attr-defined]  # ... and was cancelled
 
     @app.tool
     async def echo(text: str) -> str:
@@ -42,23 +56,28 @@ def build() -> MCPServer:
         return a + b
 
     @app.tool
-    async def forever(ctx: Context, report: bool = False) -> str:
+    async def forever(ctx: Context, report: bool = False, key: str = "") -> str:
         """Run until cancelled (reports progress once first when `report` and the client gave a token)."""
         if report:
             await ctx.report_progress(1, None, "started")
-        app.started.set()  # type: ignore[attr-defined]
+        held = gate(key)
+        held.entered.set()
         try:
             await anyio.sleep_forever()
         finally:
-            app.cancelled.set()  # type: ignore[attr-defined]
+            held.cancelled.set()
         return "never"
 
     @app.tool
     async def gated(key: str) -> str:
         """Wait until the test opens the gate `key`."""
-        entered, release = gate(key)
-        entered.set()
-        await release.wait()
+        held = gate(key)
+        held.entered.set()
+        try:
+            await held.release.wait()
+        finally:
+            if not held.release.is_set():
+                held.cancelled.set()
         return f"released {key}"
 
     @app.tool

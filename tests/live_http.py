@@ -29,6 +29,7 @@ MODERN_META = {
     "io.modelcontextprotocol/clientInfo": {"name": "fault-suite", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+_SSE_LINE = re.compile(r"\r\n|\r|\n")
 _LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 
@@ -115,8 +116,9 @@ def task_count() -> int:
 
 
 def sse_messages(text: str) -> list[dict[str, Any]]:
-    """The JSON payloads of the `data:` lines of an SSE body."""
-    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    """The JSON payloads of the `data:` lines of an SSE body (lines end at CR or LF only, as SSE defines them:
+    not at the other line breaks `str.splitlines` knows, such as U+0085, which JSON may carry raw)."""
+    return [json.loads(line[5:]) for line in _SSE_LINE.split(text) if line.startswith("data:") and line[5:].strip()]
 
 
 def modern_headers(method: str, name: str | None = None) -> dict[str, str]:

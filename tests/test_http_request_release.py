@@ -157,7 +157,7 @@ async def test_2026_requests_in_flight_count_against_max_sessions() -> None:
 
                 for key in ("a", "b"):
                     tg.start_soon(post, key)
-                    await app.gate(key)[0].wait()
+                    await app.gate(key).entered.wait()
                 full = await client.post(live.url, headers=headers, json=gated(2, "c"))
                 assert full.status_code == 503 and full.headers["retry-after"] == "5"
                 assert "too many sessions" in full.json()["error"]["message"]
@@ -166,7 +166,7 @@ async def test_2026_requests_in_flight_count_against_max_sessions() -> None:
                     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
                 assert refused_init.status_code == 503
                 for key in ("a", "b"):
-                    app.gate(key)[1].set()
+                    app.gate(key).release.set()
         assert [r.json()["result"]["content"][0]["text"] for r in replies] == ["released a", "released b"]
         assert not live.transport.stateless and not app.sessions
         again = await client.post(live.url, headers=modern_headers("tools/call", "add"), json={

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
-from .live_http import MODERN_META
+from .fault_server import build
+from .live_http import MODERN_META, modern_headers, serve
 from .stdio_peer import StdioPeer
 
 CALL_ADD = {"name": "add", "arguments": {"a": 1, "b": 2}}
@@ -98,3 +100,13 @@ def test_prompt_and_completion_params_of_the_wrong_shape_are_invalid_params(peer
         "ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"},
         "context": ["x"]}})["code"] == -32602
     assert peer.alive()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("meta", [5, "io.modelcontextprotocol/protocolVersion", [MODERN_META]])
+async def test_meta_that_is_not_an_object_over_2026_http_is_invalid_params_not_500(meta: Any) -> None:
+    """Found by the HTTP fuzzing: the header check read `_meta` as an object and answered 500."""
+    async with serve(build()) as live, httpx.AsyncClient(timeout=10) as client:
+        reply = await client.post(live.url, headers=modern_headers("ping"),
+                                  json={"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": meta}})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == -32602, reply.text

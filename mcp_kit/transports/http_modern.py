@@ -85,7 +85,8 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
     if method_header.strip() != message.method:
         return f"Mcp-Method header {method_header!r} does not match the body's method {message.method!r}"
     params = message.params or {}
-    meta_version = (params.get("_meta") or {}).get(VERSION_META)
+    meta = params.get("_meta")
+    meta_version = meta.get(VERSION_META) if isinstance(meta, dict) else None  # a bad _meta is the session's -32602
     header_version = request.headers.get("mcp-protocol-version")
     if header_version is not None and meta_version is not None and header_version != meta_version:
         return f"MCP-Protocol-Version header {header_version!r} does not match _meta protocolVersion {meta_version!r}"
@@ -97,7 +98,9 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
         if name_header.strip() != str(params.get(named_by, "")):
             return f"Mcp-Name header {name_header.strip()!r} does not match the body's {named_by} {params.get(named_by)!r}"
     if message.method == "tools/call" and param_headers is not None:
-        arguments = params.get("arguments") or {}
+        arguments = params.get("arguments")
+        if not isinstance(arguments, dict):
+            arguments = {}
         for argument, suffix in param_headers(str(params.get("name", ""))).items():
             if argument not in arguments:
                 continue
