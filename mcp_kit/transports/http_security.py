@@ -108,6 +108,8 @@ class SecurityMiddleware:
     def __init__(self, app: ASGIApp, policy: SecurityPolicy) -> None:
         self.app = app
         self.policy = policy
+        self._deadlines: _BodyDeadlines | None = None
+        self._hosts: dict[str | None, bool] = {}  # verdicts on the few Host values a server sees (bounded)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
@@ -117,8 +119,14 @@ class SecurityMiddleware:
         policy = self.policy
         length = headers.get("content-length")
         has_body = (length is not None and length != "0") or "transfer-encoding" in headers
-        if not policy.host_allowed(headers.get("host")) or (
-                policy.allowed_hosts and sum(1 for k, _ in scope["headers"] if k == b"host") > 1):
+        host = headers.get("host")
+        host_ok = self._hosts.get(host)
+        if host_ok is None:
+            host_ok = policy.host_allowed(host)
+            if len(self._hosts) < 64:
+                self._hosts[host] = host_ok
+        if not host_ok or (len(headers) < len(scope["headers"]) and policy.allowed_hosts
+                           and sum(1 for k, _ in scope["headers"] if k == b"host") > 1):
             await _reject(send, 403, "Forbidden: Host header not allowed (DNS rebinding protection)", has_body)
             return
         if not policy.origin_allowed(headers.get("origin")):
@@ -135,8 +143,14 @@ class SecurityMiddleware:
         if not has_body:
             await self.app(scope, receive, send)
             return
-        guard = _BodyGuard(receive, send, policy.max_body, policy.body_timeout)
-        await self.app(scope, guard.receive, guard.send)
+        if self._deadlines is None:
+            self._deadlines = _BodyDeadlines(asyncio.get_running_loop())
+        guard = _BodyGuard(receive, send, policy.max_body, policy.body_timeout, self._deadlines)
+        try:
+            await self.app(scope, guard.receive, guard.send)
+        finally:
+            if not guard.complete:
+                self._deadlines.pending.discard(guard)
 
 
 class _BodyGuard:
@@ -146,26 +160,40 @@ class _BodyGuard:
     `timeout` seconds after the app first asked for it; once the body is complete it adds nothing.
     `send` closes the connection after a response given before the body was read to its end (an early
     error): a client must not keep the connection by trickling the rest of a body nobody reads.
+    The deadline costs no timer per request: `_BodyDeadlines` sweeps the bodies still arriving.
     """
 
-    __slots__ = ("_receive", "_send", "_limit", "_timeout", "_seen", "_deadline", "complete")
+    __slots__ = ("_receive", "_send", "_limit", "_timeout", "_deadlines", "_seen", "deadline", "complete",
+                 "_task", "_waiting", "_expired")
 
-    def __init__(self, receive: Receive, send: Send, limit: int, timeout: float) -> None:
+    def __init__(self, receive: Receive, send: Send, limit: int, timeout: float, deadlines: _BodyDeadlines) -> None:
         self._receive, self._send, self._limit, self._timeout = receive, send, limit, timeout
+        self._deadlines = deadlines
         self._seen = 0
-        self._deadline: float | None = None
+        self.deadline = 0.0
         self.complete = False
+        self._task: asyncio.Task[Any] | None = None
+        self._waiting = False
+        self._expired = False
 
     async def receive(self) -> Any:
         if self.complete:
             return await self._receive()
-        if self._deadline is None:
-            self._deadline = asyncio.get_running_loop().time() + self._timeout
+        if self._expired:
+            raise BodyTimeout(self._timeout)
+        if self._task is None:
+            self._task = asyncio.current_task()
+            self.deadline = self._deadlines.loop.time() + self._timeout
+            self._deadlines.watch(self)
+        self._waiting = True
         try:
-            async with asyncio.timeout_at(self._deadline):
-                message = await self._receive()
-        except TimeoutError:
-            raise BodyTimeout(self._timeout) from None
+            message = await self._receive()
+        except asyncio.CancelledError:
+            if self._expired and self._task is not None and self._task.uncancel() == 0:
+                raise BodyTimeout(self._timeout) from None
+            raise
+        finally:
+            self._waiting = False
         if message["type"] == "http.request":
             self._seen += len(message.get("body", b""))
             if self._seen > self._limit:
@@ -173,14 +201,48 @@ class _BodyGuard:
             self.complete = not message.get("more_body", False)
         else:
             self.complete = True
+        if self.complete:
+            self._deadlines.pending.discard(self)
         return message
+
+    def expire(self) -> None:
+        """The deadline passed: stop the read now if the app is waiting in it, else at its next read."""
+        self._expired = True
+        if self._waiting and self._task is not None:
+            self._task.cancel()
 
     async def send(self, message: Any) -> None:
         if not self.complete and message["type"] == "http.response.start":
+            self._deadlines.pending.discard(self)  # answered early: the rest of the body is not read
             headers = list(message.get("headers", []))
             if not any(name.lower() == b"connection" for name, _ in headers):
                 message = {**message, "headers": headers + [(b"connection", b"close")]}
         await self._send(message)
+
+
+class _BodyDeadlines:
+    """The bodies still arriving, checked every `SWEEP_SECONDS` while there are any (one timer, not one per request)."""
+
+    SWEEP_SECONDS = 0.25
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: set[_BodyGuard] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, guard: _BodyGuard) -> None:
+        self.pending.add(guard)
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.SWEEP_SECONDS, self._sweep)
+
+    def _sweep(self) -> None:
+        self._timer = None
+        now = self.loop.time()
+        for guard in [g for g in self.pending if g.deadline <= now]:
+            self.pending.discard(guard)
+            guard.expire()
+        if self.pending:
+            self._timer = self.loop.call_later(self.SWEEP_SECONDS, self._sweep)
 
 
 class BodyTooLarge(Exception):
