@@ -154,3 +154,26 @@ async def until_healthy(base: str) -> None:
         with anyio.fail_after(10):
             while (await client.get(f"{base}/healthz")).status_code != 200:
                 await anyio.sleep(0.02)
+
+
+@pytest.mark.anyio
+async def test_a_body_deadline_passing_between_reads_fails_the_next_read_and_cancels_nothing_else() -> None:
+    """The sweep only cancels a task waiting in its read; otherwise the next read fails (the app's other work
+    is never cancelled by it)."""
+    import asyncio
+
+    from mcp_kit.transports.http_security import BodyTimeout, _BodyDeadlines, _BodyGuard
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"{", "more_body": True}
+
+    async def send(message: object) -> None:
+        return None
+
+    guard = _BodyGuard(receive, send, 1 << 20, 0.05, _BodyDeadlines(asyncio.get_running_loop()))
+    assert (await guard.receive())["more_body"] is True
+    await until(lambda: guard._expired, "the sweep to pass the deadline")  # the app is busy elsewhere meanwhile
+    with pytest.raises(BodyTimeout):
+        await guard.receive()
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
