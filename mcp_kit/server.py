@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -143,11 +144,12 @@ class MCPServer:
         """
 
         def decorate(fn: F) -> F:
+            @functools.wraps(fn)  # keeps fn's signature visible to the hub
             async def checked(uri: str, **variables: Any) -> None:
                 entry = self.resources.templates.get(template)
                 if entry is not None:
                     try:
-                        validate_variables(entry, uri, variables)
+                        validate_variables(entry, uri, {name: variables[name] for name in entry.variables if name in variables})
                     except MCPError as exc:
                         logger.warning("not watching %s: %s", uri[:200], exc.message.replace("\n", " "))
                         return

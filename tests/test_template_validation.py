@@ -8,7 +8,7 @@ what was given and what is expected. The reference servers' own tests check that
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import pytest
@@ -83,9 +83,26 @@ async def test_a_watcher_never_starts_for_a_uri_the_template_refuses() -> None:
         await anyio.sleep_forever()
 
     async with connect(app) as client:
-        await client.request("resources/subscribe", {"uri": "fault://item/%2E%2E%2Fetc"})
+        try:  # refused outright, or accepted without a watcher: either way nothing runs for it
+            await client.request("resources/subscribe", {"uri": "fault://item/%2E%2E%2Fetc"})
+        except MCPError as exc:
+            assert exc.code == -32602
         await client.request("resources/subscribe", {"uri": "fault://item/ok1"})
         with anyio.fail_after(5):
             await started.wait()  # the valid subscription's watcher runs: watchers do start
         assert watched == ["ok1"]
         assert app.hub.watching("fault://item/ok1") and not app.hub.watching("fault://item/%2E%2E%2Fetc")
+
+
+async def test_a_watcher_that_reports_readiness_keeps_its_signature() -> None:
+    """The validity check wrapped around a watcher must not hide its parameters (e.g. `task_status`)."""
+    import inspect
+
+    app = build()
+
+    @app.watcher("fault://item/{code}")
+    async def watch(uri: str, code: str, task_status: Any = None) -> None:
+        await anyio.sleep_forever()
+
+    wrapped = app.hub._watchers[-1][1]
+    assert "task_status" in inspect.signature(wrapped).parameters

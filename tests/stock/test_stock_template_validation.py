@@ -6,6 +6,7 @@ One annotated type (`servers.stock.params.Ticker`) now constrains both.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import unquote
 
 import anyio
@@ -69,7 +70,7 @@ async def test_subscribing_to_a_refused_quote_uri_polls_nothing() -> None:
     upstream = Upstream()
     async with connect(live_app(upstream)) as client:
         for uri in REFUSED.values():
-            await client.request("resources/subscribe", {"uri": uri})
+            await subscribe_or_refused(client, uri)
         await client.request("resources/subscribe", {"uri": "stock://quote/MSFT"})
         with anyio.fail_after(5):
             await upstream.seen.wait()  # the valid subscription's watcher polls
@@ -84,3 +85,11 @@ async def test_listed_tickers_in_every_form_are_still_accepted() -> None:
     accept = TypeAdapter(Ticker).validate_python
     assert [accept(t) for t in ("AAPL", "brk.b", "BRK-B", "^GSPC", "EURUSD=X", "7203.T")] == [
         "AAPL", "brk.b", "BRK-B", "^GSPC", "EURUSD=X", "7203.T"]
+
+
+async def subscribe_or_refused(client: Any, uri: str) -> None:
+    """Subscribe; a refusal must be -32602 (invalid variable), and an accepted subscription must poll nothing."""
+    try:
+        await client.request("resources/subscribe", {"uri": uri})
+    except MCPError as exc:
+        assert exc.code == -32602, exc
