@@ -4,7 +4,7 @@ The public API is what this module exports; everything else is internal.
 """
 
 try:
-    from .audit import ToolCallRecord
+    from .audit import AuditRecord, ToolCallRecord
     from .content import AssistantMessage, Audio, Image, UserMessage
     from .context import Context
     from .errors import MCPError, ResourceNotFound, ToolError
@@ -55,6 +55,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AssistantMessage",
+    "AuditRecord",
     "Audio",
     "AudioContent",
     "BlobResourceContents",

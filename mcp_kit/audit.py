@@ -1,4 +1,9 @@
-"""The audit trail: one record per tool call, handed to hooks; a JSON-lines file writer."""
+"""The audit trail: one record per tool call and per resource read, handed to hooks; a JSON-lines file writer.
+
+Every record has the same fields; `primitive` says what was used ("tool" or "resource"), `tool`
+names the tool (None for a read) and `uri` the resource read (None for a call). Reads are
+recorded whether they succeed or fail (a refused read is an `error` with the reason).
+"""
 
 from __future__ import annotations
 
@@ -14,29 +19,34 @@ MAX_ARGUMENT_CHARS = 2000
 
 
 @dataclass(slots=True)
-class ToolCallRecord:
-    """What happened in one tool call."""
+class AuditRecord:
+    """What happened in one tool call or resource read."""
 
     time: str
     session: str
-    tool: str
+    primitive: str  # "tool" or "resource"
+    tool: str | None
+    uri: str | None
     arguments: Any
-    outcome: str
+    outcome: str  # "ok" or "error"
     is_error: bool
     error: str | None
     duration_ms: float
 
     @classmethod
-    def of(cls, session: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> ToolCallRecord:
+    def of(cls, session: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> AuditRecord:
+        """A tool call and its result."""
         is_error = bool(result.get("isError"))
         error = None
         if is_error:
             texts = [b.get("text", "") for b in result.get("content", []) if b.get("type") == "text"]
             error = " ".join(texts)[:MAX_ARGUMENT_CHARS]
         return cls(
-            time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            time=_now(),
             session=session,
+            primitive="tool",
             tool=tool,
+            uri=None,
             arguments=_truncate(arguments),
             outcome="error" if is_error else "ok",
             is_error=is_error,
@@ -44,8 +54,30 @@ class ToolCallRecord:
             duration_ms=round(seconds * 1000, 3),
         )
 
+    @classmethod
+    def of_read(cls, session: str, uri: str, error: str | None, seconds: float) -> AuditRecord:
+        """A resource read; `error` is why it failed (None when it succeeded)."""
+        return cls(
+            time=_now(),
+            session=session,
+            primitive="resource",
+            tool=None,
+            uri=_truncate(uri),
+            arguments=None,
+            outcome="error" if error is not None else "ok",
+            is_error=error is not None,
+            error=error[:MAX_ARGUMENT_CHARS] if error is not None else None,
+            duration_ms=round(seconds * 1000, 3),
+        )
 
-ToolCallHook = Callable[[ToolCallRecord], None]
+
+ToolCallRecord = AuditRecord  # the earlier name, from when only tool calls were recorded
+AuditHook = Callable[[AuditRecord], None]
+ToolCallHook = AuditHook
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _truncate(value: Any) -> Any:
@@ -65,7 +97,8 @@ class JsonLinesAuditLog:
         self.path = os.path.abspath(path)
         self._lock = threading.Lock()
 
-    def __call__(self, record: ToolCallRecord) -> None:
+    def __call__(self, record: AuditRecord) -> None:
         line = json.dumps(asdict(record), ensure_ascii=False, default=str) + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as file:
+        # a lone surrogate (a file name that is not UTF-8) is written as its JSON escape: nothing is lost
+        with self._lock, open(self.path, "a", encoding="utf-8", errors="backslashreplace") as file:
             file.write(line)

@@ -82,6 +82,10 @@ class Batch:
 Decoded = Union[Message, InvalidMessage, Batch]
 
 
+class EncodeError(ValueError):
+    """A value cannot be written as JSON (a lone surrogate in a string, a key that is not a string, ...)."""
+
+
 class JSONRPCError(Exception):
     """Raised by handlers to answer a request with a JSON-RPC error object."""
 
@@ -105,13 +109,54 @@ def loads(data: bytes | str) -> Any:
 
 
 def dumps(obj: Any) -> bytes:
-    """Serialise to compact UTF-8 JSON (no trailing newline)."""
+    """Serialise to compact UTF-8 JSON (no trailing newline); raises EncodeError naming what cannot be written."""
     if _orjson is not None:
         try:
             return _orjson.dumps(obj)
         except TypeError:
             pass  # e.g. integers beyond 64 bits; the stdlib handles them
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default).encode()
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default, allow_nan=False).encode()
+    except (TypeError, ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        raise EncodeError(_unencodable(obj, exc)) from None
+
+
+def _unencodable(obj: Any, exc: BaseException) -> str:
+    """Where in `obj` the first value JSON cannot carry sits, and why (only called when encoding failed).
+
+    The answer is itself always encodable: surrogates and other oddities are shown escaped.
+    """
+    stack: list[tuple[str, Any]] = [("", obj)]
+    for _ in range(100_000):
+        if not stack:
+            break
+        path, value = stack.pop()
+        where = path.lstrip(".") or "the value"
+        if isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return _printable(f"{where} holds a lone surrogate {bad!r} (not valid Unicode): {_clip(value)}")
+        elif isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+            return _printable(f"{where} is {value!r} (JSON has no NaN or infinity)")
+        elif isinstance(value, dict):
+            for key in value:
+                if isinstance(key, str) and any("\ud800" <= c <= "\udfff" for c in key):
+                    return _printable(f"{where} has a key holding a lone surrogate (not valid Unicode): {_clip(key)}")
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    return _printable(f"{where} has a key JSON cannot carry: {key!r}")
+            stack.extend((f"{path}.{key}", item) for key, item in reversed(list(value.items())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return _printable(f"{type(exc).__name__}: {exc}")
+
+
+def _clip(text: str) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _default(obj: Any) -> Any:
@@ -141,14 +186,14 @@ def parse_message(obj: Any) -> Message | InvalidMessage:
     if not isinstance(obj, dict):
         return _invalid(None, "a message must be a JSON object")
     raw_id = obj.get("id")
-    msg_id = raw_id if _valid_id(raw_id) else None
+    msg_id = raw_id if valid_id(raw_id) else None
     if obj.get("jsonrpc") != "2.0":
         return _invalid(msg_id, 'the "jsonrpc" member must be exactly "2.0"')
     error = obj.get("error")
-    if isinstance(error, dict) and "method" not in obj and "id" in obj and (raw_id is None or _valid_id(raw_id)):
+    if isinstance(error, dict) and "method" not in obj and "id" in obj and (raw_id is None or valid_id(raw_id)):
         # an error response; id null answers a request that could not be read (never answer it back)
         return ErrorResponse(raw_id, error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data"))
-    if "id" in obj and not _valid_id(raw_id):
+    if "id" in obj and not valid_id(raw_id):
         return _invalid(None, 'the "id" member must be a string or an integer')
     method = obj.get("method")
     if method is not None:
@@ -158,14 +203,14 @@ def parse_message(obj: Any) -> Message | InvalidMessage:
         if params is not None and not isinstance(params, dict):
             return _invalid(msg_id, 'the "params" member must be an object')
         if "id" in obj:
-            return Request(raw_id, method, params)  # type: ignore[arg-type]  # checked by _valid_id above
+            return Request(raw_id, method, params)  # type: ignore[arg-type]  # checked by valid_id above
         return Notification(method, params)
     if "result" in obj and "id" in obj:
         return Response(raw_id, obj["result"])  # type: ignore[arg-type]
     return _invalid(msg_id, 'a request needs a "method"; a response needs "result" or "error"')
 
 
-def _valid_id(value: Any) -> bool:
+def valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

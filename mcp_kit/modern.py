@@ -156,8 +156,8 @@ async def listen(session: Session, request: Request, params: dict[str, Any]) -> 
     if not isinstance(wanted, dict):
         raise invalid_params("subscriptions/listen needs 'notifications' (an object saying what to receive)")
     uris = wanted.get("resourceSubscriptions")
-    if uris is not None and (not isinstance(uris, list) or not all(isinstance(u, str) and u for u in uris)):
-        raise invalid_params("'resourceSubscriptions' must be an array of resource URIs (strings)")
+    if uris is not None and not (isinstance(uris, list) and all(isinstance(u, str) and u for u in uris)):
+        raise invalid_params("'notifications.resourceSubscriptions' must be an array of resource URIs (strings)")
     server = session.server
     listener = Listener(session, request.id, wanted)
     caps = server.capabilities(MODERN_VERSIONS[-1])

@@ -1,7 +1,10 @@
 """Resources and resource templates: registration, URI matching, reading.
 
 Templates follow RFC 6570 as far as MCP servers use it: `{var}` matches one path segment
-(percent-decoded), `{+var}` matches the rest including slashes.
+(percent-decoded), `{+var}` matches the rest including slashes. The decoded variables are
+validated against the template function's parameter annotations exactly as tool arguments are
+(`Annotated[str, Field(max_length=..., pattern=...)]`), before the function runs: a bad value is
+-32602 naming the variable, what was given and what is expected.
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .content import dump_model, is_protocol_model, json_text, to_jsonable
 from .errors import ResourceNotFound, invalid_params
-from .signature import is_context_annotation
+from .signature import Signature, describe_validation_error, inspect_variables, is_context_annotation
 from .threads import run_in_worker
 
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -59,7 +62,7 @@ class ResourceEntry:
     pattern: re.Pattern[str] | None = None
     variables: tuple[str, ...] = ()
     context_param: str | None = None
-    converters: dict[str, TypeAdapter[Any]] | None = None
+    signature: Signature | None = None  # the URI variables' argument model (templates only)
     validator: Callable[..., Any] | None = None  # checks a URI without reading it (see `bind_resource`)
     validator_context_param: str | None = None
 
@@ -85,7 +88,7 @@ def make_resource(fn: Callable[..., Any], uri: str, context_type: type, **option
     if is_template(uri):
         entry.pattern, names = compile_template(uri)
         entry.variables = tuple(names)
-        entry.converters = {n: TypeAdapter(hints[n]) for n in names if n in hints and hints[n] is not str}
+        entry.signature = inspect_variables(fn, names)
     return entry
 
 
@@ -118,6 +121,14 @@ class ResourceRegistry:
                 return template, {k: unquote(v) for k, v in match.groupdict().items()}
         return None
 
+    def resolve(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
+        """The entry serving `uri` and its validated variables; ResourceNotFound or -32602 (invalid variables)."""
+        found = self.find(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        entry, variables = found
+        return entry, validate_variables(entry, uri, variables)
+
     async def listed(self) -> list[dict[str, Any]]:
         """Fixed resources plus whatever the dynamic listers report now."""
         items = [entry.definition() for entry in self.fixed.values()]
@@ -146,16 +157,7 @@ async def bind_resource(registry: ResourceRegistry, uri: str, context: Any) -> t
     resource or template serves, -32602 for a variable its type refuses, and whatever the
     entry's validator raises. Subscriptions call this without reading.
     """
-    found = registry.find(uri)
-    if found is None:
-        raise ResourceNotFound(uri)
-    entry, variables = found
-    kwargs: dict[str, Any] = dict(variables)
-    for name, adapter in (entry.converters or {}).items():
-        try:
-            kwargs[name] = adapter.validate_python(kwargs[name])
-        except ValidationError as exc:
-            raise invalid_params(f"Invalid value for '{name}' in {uri}: {exc.errors()[0]['msg']}") from None
+    entry, kwargs = registry.resolve(uri)
     if entry.validator is not None:
         checks = dict(kwargs)
         if entry.validator_context_param:
@@ -177,6 +179,24 @@ async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> l
     else:
         value = await run_in_worker(entry.fn, **kwargs)
     return resource_contents(value, uri, entry.mime_type)
+
+
+def validate_variables(entry: ResourceEntry, uri: str, variables: dict[str, str]) -> dict[str, Any]:
+    """Template variables validated like tool arguments; -32602 naming each bad one and what it expects."""
+    if entry.signature is None:
+        return dict(variables)
+    try:
+        return entry.signature.validate(variables)
+    except ValidationError as exc:
+        schema = entry.signature.input_schema
+        lines = describe_validation_error(exc, schema)
+        names = [str(error["loc"][0]) for error in exc.errors(include_url=False) if error["loc"]]
+        shown = uri if len(uri) <= 200 else uri[:197] + "..."
+        raise invalid_params(
+            f"Invalid resource URI {shown} (template {entry.uri}):\n" + "\n".join(lines),
+            {"uri": shown, "template": entry.uri,
+             "invalid": {name: schema["properties"].get(name, {}) for name in dict.fromkeys(names)}},
+        ) from None
 
 
 def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:

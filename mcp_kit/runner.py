@@ -48,6 +48,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="HTTP sessions allowed at once; more get 503 [env MCP_MAX_SESSIONS]")
     group.add_argument("--session-ttl", type=float, default=float(env("MCP_SESSION_TTL", "3600")),
                        help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
+    group.add_argument("--max-connections", type=int, default=int(env("MCP_MAX_CONNECTIONS", "1000")),
+                       help="HTTP connections served at once; requests beyond get 503 [env MCP_MAX_CONNECTIONS]")
+    group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
+                       help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
     add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
@@ -64,7 +68,8 @@ def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
     if args.transport != "stdio":
         options.update(host=args.host, port=args.port, auth_token=args.auth_token,
                        allowed_origins=args.allowed_origin or None, json_response=args.json_response,
-                       max_sessions=args.max_sessions, session_ttl=args.session_ttl)
+                       max_sessions=args.max_sessions, session_ttl=args.session_ttl,
+                       max_connections=args.max_connections, body_timeout=args.body_timeout)
         try:
             auth = auth_config_from_args(args)
         except ValueError as exc:
@@ -120,13 +125,19 @@ async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None
 
 
 def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
-               **options: Any) -> None:
-    """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn."""
+               max_connections: int | None = 1000, **options: Any) -> None:
+    """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
+
+    `max_connections` caps the connections uvicorn serves at once (503 beyond: its `limit_concurrency`).
+    uvicorn has no timeout for slow request headers: in production, put a reverse proxy in front that
+    has one (see the README's security model).
+    """
     import uvicorn
 
     asgi = app.asgi(host=host, port=port, **options)
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
-    uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on")
+    uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+                limit_concurrency=max_connections)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
-from .audit import JsonLinesAuditLog, ToolCallHook, ToolCallRecord
+from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
 from .completions import CompletionRegistry
 from .context import Context
+from .errors import MCPError
 from .prompts import PromptEntry, make_prompt
-from .resources import ResourceRegistry, make_resource, set_validator
+from .resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 from .tools import ToolRegistry, make_tool
 from .versions import at_least
@@ -78,7 +80,7 @@ class MCPServer:
         self.completions = CompletionRegistry()
         self.hub = SubscriptionHub(max_subscriptions_per_session, max_subscriptions)
         self.sessions: set[Session] = set()
-        self.tool_hooks: list[ToolCallHook] = []
+        self.tool_hooks: list[AuditHook] = []  # audit hooks: tool calls and resource reads
         self.roots_hooks: list[Callable[[Session], Any]] = []
         self.lifespan_state: Any = None
         self._lifespan = lifespan
@@ -154,10 +156,25 @@ class MCPServer:
         return fn
 
     def watcher(self, template: str) -> Callable[[F], F]:
-        """Run `fn(uri, **variables)` while at least one client is subscribed to a URI matching `template`."""
+        """Run `fn(uri, **variables)` while at least one client is subscribed to a URI matching `template`.
+
+        When `template` is also a registered resource template, a URI whose variables fail its
+        parameters' validation is never watched (so never polled upstream).
+        """
 
         def decorate(fn: F) -> F:
-            self.hub.add_watcher(template, fn)
+            @functools.wraps(fn)  # keeps fn's signature visible to the hub
+            async def checked(uri: str, **variables: Any) -> None:
+                entry = self.resources.templates.get(template)
+                if entry is not None:
+                    try:
+                        validate_variables(entry, uri, {name: variables[name] for name in entry.variables if name in variables})
+                    except MCPError as exc:
+                        logger.warning("not watching %s: %s", uri[:200], exc.message.replace("\n", " "))
+                        return
+                await fn(uri, **variables)
+
+            self.hub.add_watcher(template, checked)
             return fn
 
         return decorate
@@ -199,21 +216,32 @@ class MCPServer:
 
     # ------------------------------------------------------------------ audit trail
 
-    def add_tool_call_hook(self, hook: ToolCallHook) -> None:
-        """Call `hook(record)` after every tool call (time, tool, arguments, outcome, duration)."""
+    def add_audit_hook(self, hook: AuditHook) -> None:
+        """Call `hook(record)` after every tool call and every resource read, allowed or refused.
+
+        An `AuditRecord` has the same fields for both: time, session, primitive ("tool" or
+        "resource"), tool or uri, arguments, outcome, error, duration.
+        """
         self.tool_hooks.append(hook)
 
+    add_tool_call_hook = add_audit_hook  # the earlier name; it also receives resource reads
+
     def enable_audit_log(self, path: str) -> None:
-        """Append one JSON line per tool call to `path`."""
-        self.add_tool_call_hook(JsonLinesAuditLog(path))
+        """Append one JSON line per tool call and per resource read to `path`."""
+        self.add_audit_hook(JsonLinesAuditLog(path))
 
     def record_tool_call(self, session: Session, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> None:
-        record = ToolCallRecord.of(session.session_id, tool, arguments, result, seconds)
+        self._audit(AuditRecord.of(session.session_id, tool, arguments, result, seconds))
+
+    def record_resource_read(self, session: Session, uri: str, error: str | None, seconds: float) -> None:
+        self._audit(AuditRecord.of_read(session.session_id, uri, error, seconds))
+
+    def _audit(self, record: AuditRecord) -> None:
         for hook in self.tool_hooks:
             try:
                 hook(record)
             except Exception:
-                logger.exception("tool-call hook failed")
+                logger.exception("audit hook failed")
 
     # ------------------------------------------------------------------ protocol facts
 
@@ -327,7 +355,7 @@ class MCPServer:
         """A Starlette app: Streamable HTTP at /mcp, legacy HTTP+SSE at /sse, /healthz.
 
         Options: host (for the default Host/Origin allow-list), auth_token, allowed_origins,
-        allowed_hosts, max_body, json_response, session_ttl, max_sessions, and `auth` (an
+        allowed_hosts, max_body, body_timeout, json_response, session_ttl, max_sessions, and `auth` (an
         `mcp_kit.auth.AuthConfig`: OAuth 2.1 resource server, see `mcp_kit.auth.middleware`). When
         mounting it in another Starlette app, run its lifespan
         (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).

@@ -23,7 +23,16 @@ from .completions import CompletionRegistry
 from .context import LOG_LEVELS, Context
 from .dispatcher import Dispatcher, MessageWriter
 from .errors import MCPError, invalid_params
-from .jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Notification, Request, RequestId
+from .jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    EncodeError,
+    JSONRPCError,
+    Notification,
+    Request,
+    RequestId,
+)
 from .prompts import render_prompt
 from .resources import bind_resource, read_resource
 from .tools import call_tool
@@ -65,6 +74,8 @@ class Session:
         self.last_active = time.monotonic()
         params = request.params or {}
         meta = params.get("_meta")
+        if meta is not None:
+            check_meta(meta)
         if meta and modern.PROTOCOL_VERSION_KEY in meta or request.method == "server/discover":
             return await modern.handle(self, request, params)
         method = request.method
@@ -94,12 +105,21 @@ class Session:
     # ------------------------------------------------------------------ lifecycle
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.version is not None:
+            raise MCPError(INVALID_REQUEST, f"Invalid Request: this session is already initialized (protocol {self.version}); "
+                                            "to start over, open a new connection and send initialize there")
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_params("initialize needs 'protocolVersion' (a string such as '2025-11-25')")
+        capabilities = params.get("capabilities")
+        if capabilities is not None and not isinstance(capabilities, dict):
+            raise invalid_params("initialize: 'capabilities' must be an object such as {\"sampling\": {}} ({} for none)")
+        client_info = params.get("clientInfo")
+        if client_info is not None and not isinstance(client_info, dict):
+            raise invalid_params("initialize: 'clientInfo' must be an object {\"name\": ..., \"version\": ...}")
         self.version = negotiate(requested)
-        self.client_capabilities = params.get("capabilities") or {}
-        self.client_info = params.get("clientInfo") or {}
+        self.client_capabilities = capabilities or {}
+        self.client_info = client_info or {}
         self._roots = None
         result: dict[str, Any] = {
             "protocolVersion": self.version,
@@ -141,12 +161,33 @@ class Session:
     def post(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification without waiting (from synchronous code)."""
         if not self.closed:
-            self._tg.start_soon(self.notify, method, params)
+            self._tg.start_soon(self._notify_or_log, method, params, None)
 
     def post_related(self, method: str, params: dict[str, Any] | None, related_to: RequestId) -> None:
         """Send a notification on the stream of request `related_to`, without waiting."""
         if not self.closed:
-            self._tg.start_soon(self.notify, method, params, related_to)
+            self._tg.start_soon(self._notify_or_log, method, params, related_to)
+
+    async def _notify_or_log(self, method: str, params: dict[str, Any] | None, related_to: RequestId | None) -> None:
+        """A notification nobody awaits: a failure (e.g. it cannot be encoded) is logged, never fatal."""
+        try:
+            await self.notify(method, params, related_to)
+        except Exception as exc:
+            logger.error("could not send %s: %s", method, exc)
+
+    def unencodable_result(self, request: Request, error: EncodeError) -> Any:
+        """The answer when a result cannot be encoded: a tool error result for tools/call, else -32603."""
+        params = request.params or {}
+        if request.method == "tools/call":
+            result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": (
+                f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
+                "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
+            meta = params.get("_meta")
+            if isinstance(meta, dict) and modern.PROTOCOL_VERSION_KEY in meta:
+                result["resultType"] = "complete"
+            return result
+        raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
+                       {"reason": "unencodable result"})
 
     async def log(self, level: str, data: Any, logger_name: str | None, related_to: RequestId | None,
                   meta: dict[str, Any] | None) -> None:
@@ -193,6 +234,25 @@ class Session:
             logger.warning("roots/list failed: %s", exc)
             self._roots = []
         self.server.roots_changed(self)
+
+
+# ---------------------------------------------------------------------- parameter checks
+
+
+def check_meta(meta: Any) -> None:
+    """-32602 unless `_meta` is an object whose progress token (if any) is a string or a number."""
+    if not isinstance(meta, dict):
+        raise invalid_params(f"'_meta' must be an object, not {_json_type(meta)}")
+    token = meta.get("progressToken")
+    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int, float))):
+        raise invalid_params(f"'_meta.progressToken' must be a string or a number, not {_json_type(token)}")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object"}.get(
+        type(value), "null" if value is None else type(value).__name__)
 
 
 # ---------------------------------------------------------------------- pagination
@@ -274,7 +334,21 @@ def _uri(params: dict[str, Any]) -> str:
 
 
 async def _read_resource(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    return {"contents": await read_resource(session.server.resources, _uri(params), ctx)}
+    uri = _uri(params)
+    server = session.server
+    if not server.tool_hooks:
+        return {"contents": await read_resource(server.resources, uri, ctx)}
+    started = time.perf_counter()
+    try:
+        contents = await read_resource(server.resources, uri, ctx)
+    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables
+        server.record_resource_read(session, uri, exc.message, time.perf_counter() - started)
+        raise
+    except Exception as exc:
+        server.record_resource_read(session, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
+        raise
+    server.record_resource_read(session, uri, None, time.perf_counter() - started)
+    return {"contents": contents}
 
 
 async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
@@ -305,13 +379,19 @@ async def _get_prompt(session: Session, params: dict[str, Any], ctx: Context) ->
     if entry is None:
         known = ", ".join(session.server.prompts) or "(none)"
         raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
-    return await render_prompt(entry, params.get("arguments"), ctx)
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params(f"'arguments' must be an object of strings, not {_json_type(arguments)}")
+    return await render_prompt(entry, arguments, ctx)
 
 
 async def _complete(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or "name" not in argument:
         raise invalid_params("completion/complete needs 'ref' and 'argument' {name, value}")
+    context = params.get("context")
+    if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments") or {}, dict)):
+        raise invalid_params("'context' must be an object {\"arguments\": {name: value}}")
     completions: CompletionRegistry = session.server.completions
     return {"completion": await completions.complete(ref, argument, params.get("context"))}
 

@@ -115,6 +115,26 @@ def inspect_function(fn: Callable[..., Any], context_type: type, docs: Docstring
     )
 
 
+def inspect_variables(fn: Callable[..., Any], names: list[str], docs: Docstring | None = None) -> Signature:
+    """The argument model of a resource template's URI variables `names`, from `fn`'s annotations.
+
+    The same machinery as tool arguments: `Annotated[str, Field(max_length=..., pattern=...)]` on a
+    parameter constrains the variable exactly as it would constrain a tool argument, so one annotated
+    type can serve both. A variable without an annotation (or without a parameter) is a plain string.
+    """
+    docs = docs or parse_docstring(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {name: (hints.get(name, str), _field(hints.get(name, str), ..., docs.params.get(name)))
+                              for name in names}
+    model = create_model(f"{fn.__name__}_uri_variables", __base__=_Arguments, **fields)
+    schema = clean_schema(model.model_json_schema())
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return Signature(model=model, field_names=tuple(fields), context_param=None, input_schema=schema,
+                     required=tuple(schema.get("required", ())),
+                     descriptions={name: schema["properties"].get(name, {}).get("description") for name in fields})
+
+
 def _field(annotation: Any, default: Any, doc: str | None) -> FieldInfo:
     """A Field carrying the docstring text unless Annotated[..., Field(description=...)] gave one."""
     has_description = get_origin(annotation) is Annotated and any(

@@ -159,13 +159,16 @@ class SessionStreams:
         """Forget the oldest finished streams while over budget (in-progress streams stay)."""
         if self.total_events <= self.max_events and self.total_bytes <= self.max_bytes:
             return
-        for stream in list(self.streams.values()):
+        forgotten: list[str] = []  # oldest first, and usually just one: no copy of the whole table per request
+        for stream in self.streams.values():
             if self.total_events <= self.max_events and self.total_bytes <= self.max_bytes:
                 break
             if stream.finished and stream.id != "standalone":
                 self.total_events -= len(stream.events)
                 self.total_bytes -= stream.size
-                del self.streams[stream.id]
+                forgotten.append(stream.id)
+        for stream_id in forgotten:
+            del self.streams[stream_id]
         standalone = self.streams.get("standalone")
         if standalone is not None and len(standalone.events) > self.max_events:
             standalone.forget_oldest(len(standalone.events) - self.max_events // 2)

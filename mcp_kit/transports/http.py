@@ -50,13 +50,14 @@ from .event_streams import Event, EventStream, SessionStreams
 from .http_common import accepts, error_response, read_message
 from .http_legacy import LegacySSE, LegacyWriter
 from .http_modern import carries_envelope, handle_modern
-from .http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
+from .http_security import DEFAULT_BODY_TIMEOUT, BodyTimeout, BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
 logger = logging.getLogger("mcp_kit.http")
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 STANDALONE = "standalone"
+REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
 
 
 class Connection(Protocol):
@@ -87,17 +88,35 @@ class HttpOptions:
 
 
 class StreamableWriter:
-    """Routes a session's outbound messages onto the SSE stream of the request they belong to."""
+    """Routes a session's outbound messages onto the SSE stream of the request they belong to.
 
-    def __init__(self) -> None:
+    A stream ends once each of its requests was answered, or released (cancelled): a cancelled
+    request's stream ends with a -32800 error when `answer_cancelled` (the handshake era, whose
+    streams end only with an answer, also on replay), silently otherwise (2026-07-28).
+    """
+
+    def __init__(self, answer_cancelled: bool = True) -> None:
         self.streams = SessionStreams()
+        self.answer_cancelled = answer_cancelled
         self._stream_of: dict[RequestId, EventStream] = {}
         self._pending: dict[str, set[RequestId]] = {}
 
-    def bind(self, request_ids: list[RequestId], stream: EventStream) -> None:
-        self._pending[stream.id] = set(request_ids)
-        for request_id in request_ids:
-            self._stream_of[request_id] = stream
+    def bind(self, requests: list[Request], stream: EventStream) -> list[Request]:
+        """Route the answers of `requests` to `stream`; returns those whose id is already in flight (not bound).
+
+        A stream with no request bound to it is finished at once.
+        """
+        duplicates: list[Request] = []
+        bound: set[RequestId] = set()
+        for request in requests:
+            if request.id in bound or request.id in self._stream_of:
+                duplicates.append(request)
+                continue
+            bound.add(request.id)
+            self._stream_of[request.id] = stream
+        if bound:
+            self._pending[stream.id] = bound
+        return duplicates
 
     def standalone(self) -> EventStream:
         return self.streams.streams.get(STANDALONE) or self.streams.open(STANDALONE)
@@ -114,9 +133,22 @@ class StreamableWriter:
                 stream.forget_oldest(len(stream.events) // 2)
             return
         stream.append(encode_message(message), answer=bool(answered))
+        self._settle(stream, answered)
+
+    def release(self, request_id: RequestId) -> None:
+        """The request ended without an answer (cancelled): end its stream once nothing else is pending."""
+        stream = self._stream_of.get(request_id)
+        if stream is None:
+            return
+        if self.answer_cancelled:
+            stream.append(encode_message(ErrorResponse(request_id, REQUEST_CANCELLED, "Request cancelled")), answer=True)
+        self._settle(stream, [request_id])
+
+    def _settle(self, stream: EventStream, answered: list[RequestId]) -> None:
         pending = self._pending.get(stream.id)
         for request_id in answered:
-            self._stream_of.pop(request_id, None)
+            if self._stream_of.get(request_id) is stream:
+                del self._stream_of[request_id]
             if pending is not None:
                 pending.discard(request_id)
         if pending is not None and not pending:
@@ -143,6 +175,7 @@ class HttpTransport:
         self.factory = factory
         self.options = options
         self.sessions: dict[str, tuple[Connection, StreamableWriter]] = {}
+        self.stateless: set[Connection] = set()  # 2026-07-28 requests in flight, each on its own connection
         self.legacy = LegacySSE(self._open_legacy)
         self._tg: TaskGroup | None = None
 
@@ -159,14 +192,21 @@ class HttpTransport:
                 for connection, writer in list(self.sessions.values()):
                     connection.close()
                     writer.close()
+                for connection in list(self.stateless):
+                    connection.close()
                 self.legacy.close_all()
                 self.sessions.clear()
+                self.stateless.clear()
                 tg.cancel_scope.cancel()
                 self._tg = None
 
+    def full(self) -> bool:
+        """Whether `max_sessions` is reached: sessions of both transports plus stateless requests in flight."""
+        return len(self.sessions) + len(self.legacy.sessions) + len(self.stateless) >= self.options.max_sessions
+
     def _open_legacy(self, writer: LegacyWriter) -> Connection | HTTPResponse:
-        if len(self.legacy.sessions) + len(self.sessions) >= self.options.max_sessions:
-            return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later")
+        if self.full():
+            return too_busy()
         return self.factory(writer, self.task_group, None)
 
     async def _expire_idle_sessions(self) -> None:
@@ -198,33 +238,37 @@ class HttpTransport:
 
     async def mcp_endpoint(self, request: HTTPRequest) -> HTTPResponse:
         started = time.perf_counter()
-        version = request.headers.get(VERSION_HEADER)
-        if version in MODERN_VERSIONS or (version is not None and version not in ALL_VERSIONS
-                                          and await self._carries_envelope(request)):
-            response = await handle_modern(self, request)
-        elif version is not None and version not in ALL_VERSIONS:
-            response = error_response(400, INVALID_REQUEST,
-                              f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
-        elif request.method == "POST":
-            response = await self._post(request)
-        elif request.method == "GET":
-            response = await self._get(request)
-        elif request.method == "DELETE":
-            response = self._delete(request)
-        else:
-            response = HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        try:
+            response = await self._route(request)
+        except BodyTooLarge as exc:
+            response = error_response(413, INVALID_REQUEST, str(exc), {"Connection": "close"})
+        except BodyTimeout as exc:
+            response = error_response(408, INVALID_REQUEST, str(exc), {"Connection": "close"})
         logger.info("%s /mcp %s %d %.1f ms", request.method, getattr(request.state, "rpc_method", "-"),
                     response.status_code, (time.perf_counter() - started) * 1000)
         return response
+
+    async def _route(self, request: HTTPRequest) -> HTTPResponse:
+        version = request.headers.get(VERSION_HEADER)
+        if version in MODERN_VERSIONS or (version is not None and version not in ALL_VERSIONS
+                                          and await self._carries_envelope(request)):
+            return await handle_modern(self, request)
+        if version is not None and version not in ALL_VERSIONS:
+            return error_response(400, INVALID_REQUEST,
+                                  f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return await self._get(request)
+        if request.method == "DELETE":
+            return self._delete(request)
+        return HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     @staticmethod
     async def _carries_envelope(request: HTTPRequest) -> bool:
         if request.method != "POST":
             return False
-        try:
-            return carries_envelope(decode_message(await request.body()))
-        except BodyTooLarge:
-            return False
+        return carries_envelope(decode_message(await request.body()))  # a body too large or too slow propagates
 
     def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
@@ -255,9 +299,8 @@ class HttpTransport:
         if initialize:
             if len(items) > 1:
                 return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
-            if len(self.sessions) + len(self.legacy.sessions) >= self.options.max_sessions:
-                return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions; try again later",
-                              {"Retry-After": "5"})
+            if self.full():
+                return too_busy()
             writer = StreamableWriter()
             connection = self.factory(writer, self.task_group, None)
             self.sessions[connection.session_id] = (connection, writer)
@@ -273,11 +316,21 @@ class HttpTransport:
             await connection.dispatcher.feed(decoded)
             return HTTPResponse(status_code=202)
         stream = writer.streams.open()
-        writer.bind([r.id for r in requests], stream)
+        duplicates = writer.bind(requests, stream)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
         if not json_reply and at_least(connection.version or "", "2025-11-25"):
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
-        await connection.dispatcher.feed(decoded)
+        if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
+            for duplicate in duplicates:
+                stream.append(encode_message(ErrorResponse(
+                    duplicate.id, INVALID_REQUEST, f"Invalid Request: id {duplicate.id!r} is already in use")), answer=True)
+            if len(duplicates) == len(requests):
+                stream.finish()
+            remaining = [item for item in items if not any(item is d for d in duplicates)]
+            if isinstance(decoded, Batch) and remaining:
+                await connection.dispatcher.feed(Batch(remaining))
+        else:
+            await connection.dispatcher.feed(decoded)
         if json_reply:
             return await self._json_reply(stream, writer, headers, isinstance(decoded, Batch))
         return self._sse_reply(stream, writer, headers, connection, start=0)
@@ -342,6 +395,12 @@ class HttpTransport:
             return found
         self._end_session(found[0].session_id)
         return HTTPResponse(status_code=200)
+
+def too_busy() -> HTTPResponse:
+    """503: `max_sessions` sessions and stateless requests are in flight."""
+    return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions and requests in flight "
+                                                "(--max-sessions); try again later", {"Retry-After": "5"})
+
 
 class JSONBytesResponse:
     """An already-encoded JSON body as an ASGI response (no header normalisation on the hot path)."""
@@ -446,6 +505,7 @@ def create_app(
     allowed_origins: list[str] | None = None,
     allowed_hosts: list[str] | None = None,
     max_body: int = 16 << 20,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     options: HttpOptions | None = None,
 ) -> MCPHttpApp:
     """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard."""
@@ -466,6 +526,6 @@ def create_app(
     app = Starlette(routes=routes, lifespan=app_lifespan)
     app.state.transport = transport
     policy = SecurityPolicy.for_bind(host, port, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts,
-                                     auth_token=auth_token, max_body=max_body)
+                                     auth_token=auth_token, max_body=max_body, body_timeout=body_timeout)
     app.add_middleware(SecurityMiddleware, policy=policy)
     return MCPHttpApp(app, transport, policy)

@@ -1,4 +1,5 @@
-"""Small pieces every HTTP endpoint shares: JSON-RPC error replies, the Accept check, reading a body."""
+"""Small pieces every HTTP endpoint shares: JSON-RPC error replies, the Accept check, reading a body
+(413 past the size limit, 408 when it arrives too slowly, 400 for what is not JSON-RPC)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
 from ..jsonrpc import INVALID_REQUEST, Decoded, ErrorResponse, InvalidMessage, decode_message
-from .http_security import BodyTooLarge
+from .http_security import BodyTimeout, BodyTooLarge
 
 
 def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
@@ -29,7 +30,9 @@ async def read_message(request: HTTPRequest) -> Decoded | HTTPResponse:
     try:
         body = await request.body()
     except BodyTooLarge as exc:
-        return error_response(413, INVALID_REQUEST, str(exc))
+        return error_response(413, INVALID_REQUEST, str(exc), {"Connection": "close"})
+    except BodyTimeout as exc:  # the rest of a slow body is not waited for: the connection closes
+        return error_response(408, INVALID_REQUEST, str(exc), {"Connection": "close"})
     decoded = decode_message(body)
     if isinstance(decoded, InvalidMessage):
         error = decoded.error or ErrorResponse(None, INVALID_REQUEST, "Bad Request")

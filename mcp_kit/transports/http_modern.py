@@ -4,8 +4,10 @@ Chosen by the `MCP-Protocol-Version` header (or by a body that carries the state
 POST only; each request stands alone on a short-lived connection (a session id, if sent, is
 ignored). The `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers must agree with the body
 (-32020, HTTP 400). The reply is JSON when the answer is the first thing ready, an SSE stream
-when notifications come first (progress, `subscriptions/listen`); closing that stream cancels
-the request.
+when notifications come first (progress, `subscriptions/listen`). A client that disconnects,
+before the first event or while its stream is open, cancels the request; whatever the request
+held (its connection, its tasks) is released when its HTTP exchange ends, however it ends.
+Requests in flight count against `max_sessions` (503 beyond).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import re
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.lowlevel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
@@ -34,7 +38,7 @@ from ..jsonrpc import (
     decode_message,
 )
 from ..versions import MODERN_VERSIONS
-from .http_security import BodyTooLarge
+from .event_streams import EventStream
 
 if TYPE_CHECKING:
     from .http import HttpTransport
@@ -81,7 +85,8 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
     if method_header.strip() != message.method:
         return f"Mcp-Method header {method_header!r} does not match the body's method {message.method!r}"
     params = message.params or {}
-    meta_version = (params.get("_meta") or {}).get(VERSION_META)
+    meta = params.get("_meta")
+    meta_version = meta.get(VERSION_META) if isinstance(meta, dict) else None  # a bad _meta is the session's -32602
     header_version = request.headers.get("mcp-protocol-version")
     if header_version is not None and meta_version is not None and header_version != meta_version:
         return f"MCP-Protocol-Version header {header_version!r} does not match _meta protocolVersion {meta_version!r}"
@@ -93,7 +98,9 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
         if name_header.strip() != str(params.get(named_by, "")):
             return f"Mcp-Name header {name_header.strip()!r} does not match the body's {named_by} {params.get(named_by)!r}"
     if message.method == "tools/call" and param_headers is not None:
-        arguments = params.get("arguments") or {}
+        arguments = params.get("arguments")
+        if not isinstance(arguments, dict):
+            arguments = {}
         for argument, suffix in param_headers(str(params.get("name", ""))).items():
             if argument not in arguments:
                 continue
@@ -114,11 +121,7 @@ async def handle_modern(transport: HttpTransport, request: HTTPRequest) -> HTTPR
         return HTTPResponse(status_code=405, headers={"Allow": "POST"})
     if "application/json" not in request.headers.get("content-type", ""):
         return _rpc_error(None, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json", status=415)
-    try:
-        body = await request.body()
-    except BodyTooLarge as exc:
-        return _rpc_error(None, INVALID_REQUEST, str(exc), status=413)
-    message = decode_message(body)
+    message = decode_message(await request.body())  # too large or too slow: the endpoint answers 413 / 408
     if isinstance(message, InvalidMessage):
         assert message.error is not None
         return _rpc_error(message.error.id, message.error.code, message.error.message, status=400)
@@ -137,29 +140,83 @@ async def handle_modern(transport: HttpTransport, request: HTTPRequest) -> HTTPR
     return await _run(transport, request, message)
 
 
-async def _run(transport: HttpTransport, http_request: HTTPRequest, message: Request) -> HTTPResponse:
-    from .http import StreamableWriter
+async def _run(transport: HttpTransport, http_request: HTTPRequest, message: Request) -> Any:
+    from .http import StreamableWriter, too_busy
 
-    writer = StreamableWriter()
+    if transport.full():
+        return too_busy()
+    writer = StreamableWriter(answer_cancelled=False)  # a cancelled stateless request gets no answer
     connection = transport.factory(writer, transport.task_group, None)
+    transport.stateless.add(connection)
     stream = writer.streams.open()
-    writer.bind([message.id], stream)
-    await connection.dispatcher.feed(message)
-    await stream.wait_for_event()
-    if stream.finished and len(stream.events) == 1:  # the answer came first: a plain JSON reply
+    writer.bind([message], stream)
+
+    def finish() -> None:
+        """Release what the request holds (once): stop its work if it is still running, close its connection."""
+        if connection not in transport.stateless:
+            return
+        transport.stateless.discard(connection)
+        if not stream.finished:
+            connection.dispatcher.cancel(message.id)
         connection.close()
+
+    try:
+        await connection.dispatcher.feed(message)
+        if not await _first_event(stream, http_request):
+            finish()  # the client left before anything was ready: nobody can receive the answer
+            return HTTPResponse(status_code=204)
+    except BaseException:
+        finish()
+        raise
+    if stream.finished and len(stream.events) == 1:  # the answer came first: a plain JSON reply
+        finish()
         return _json_answer(stream.events[0].data)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        try:
-            async for event in stream.follow():
-                yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
-        finally:
-            if not stream.finished:
-                connection.dispatcher.cancel(message.id)  # the client closed the stream: stop the work
-            connection.close()
+        async for event in stream.follow():
+            yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
 
-    return EventSourceResponse(events(), ping=15, sep="\n", headers={"Cache-Control": "no-cache, no-transform"})
+    response = EventSourceResponse(events(), ping=15, sep="\n", headers={"Cache-Control": "no-cache, no-transform"})
+    return Finally(response, finish)  # the client closing the stream ends the exchange: the request is cancelled
+
+
+async def _first_event(stream: EventStream, http_request: HTTPRequest) -> bool:
+    """Wait until the stream has an event (True) or the client disconnected first (False)."""
+    await anyio.lowlevel.checkpoint()  # a quick handler has answered by now: no watcher needed
+    if stream.events or stream.finished:
+        return True
+    disconnected = False
+    async with anyio.create_task_group() as tg:
+
+        async def watch_disconnect() -> None:
+            nonlocal disconnected
+            while (await http_request.receive())["type"] != "http.disconnect":
+                pass
+            disconnected = True
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch_disconnect)
+        await stream.wait_for_event()
+        tg.cancel_scope.cancel()
+    return not disconnected
+
+
+class Finally:
+    """An ASGI response that runs `cleanup` when the HTTP exchange ends, however it ends.
+
+    (A response never sent at all is cleaned up when the transport stops: it tracks every stateless request.)
+    """
+
+    def __init__(self, response: Any, cleanup: Callable[[], None]) -> None:
+        self.response = response
+        self.cleanup = cleanup
+        self.status_code = response.status_code
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.response(scope, receive, send)
+        finally:
+            self.cleanup()
 
 
 def _json_answer(data: bytes) -> HTTPResponse:

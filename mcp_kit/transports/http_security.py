@@ -1,16 +1,22 @@
-"""HTTP guards in front of every MCP endpoint: Host/Origin allow-lists, bearer token, body size.
+"""HTTP guards in front of every MCP endpoint: Host/Origin allow-lists, bearer token, body size and time.
 
 DNS-rebinding protection: a browser page on a foreign origin must not reach a server bound to
-loopback, so a request whose `Origin` (or `Host`) is not allowed gets 403. A bearer token, when
-configured, is compared in constant time; a missing or wrong one gets 401 with
-`WWW-Authenticate`. Bodies over the limit get 413. `/healthz` answers without credentials.
+loopback, so a request whose `Origin` (or `Host`) is not allowed gets 403; while the host
+allow-list is active, a request without a `Host`, or with one that is not `name[:port]`, is
+refused the same way. A bearer token, when configured, is compared in constant time; a missing
+or wrong one gets 401 with `WWW-Authenticate`. Bodies over the limit get 413; a body that has
+not fully arrived `body_timeout` seconds after the app started reading it gets 408 (the
+endpoints turn `BodyTooLarge` / `BodyTimeout` into those replies). `/healthz` answers without
+credentials.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +25,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 DEFAULT_MAX_BODY = 16 << 20
+DEFAULT_BODY_TIMEOUT = 30.0
+_HOST_HEADER = re.compile(r"(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{0,5})?")  # name[:port], IPv6 in brackets
 
 
 @dataclass
@@ -29,12 +37,13 @@ class SecurityPolicy:
     allowed_origins: list[str] = field(default_factory=list)
     auth_token: str | None = None
     max_body: int = DEFAULT_MAX_BODY
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
     open_paths: tuple[str, ...] = ("/healthz",)
 
     @classmethod
     def for_bind(cls, host: str, port: int | None = None, *, allowed_origins: list[str] | None = None,
                  allowed_hosts: list[str] | None = None, auth_token: str | None = None,
-                 max_body: int = DEFAULT_MAX_BODY) -> SecurityPolicy:
+                 max_body: int = DEFAULT_MAX_BODY, body_timeout: float = DEFAULT_BODY_TIMEOUT) -> SecurityPolicy:
         """Defaults that fit the bind address: loopback names when bound to loopback."""
         loopback = _is_loopback(host)
         hosts = list(allowed_hosts or [])
@@ -42,11 +51,14 @@ class SecurityPolicy:
         if loopback:
             hosts += [name for name in LOOPBACK_NAMES]
             origins += [f"{scheme}://{name}" for scheme in ("http", "https") for name in LOOPBACK_NAMES]
-        return cls(allowed_hosts=hosts, allowed_origins=origins, auth_token=auth_token, max_body=max_body)
+        return cls(allowed_hosts=hosts, allowed_origins=origins, auth_token=auth_token, max_body=max_body,
+                   body_timeout=body_timeout)
 
     def host_allowed(self, host: str | None) -> bool:
-        if not self.allowed_hosts or host is None:
+        if not self.allowed_hosts:
             return True
+        if host is None or not _HOST_HEADER.fullmatch(host.lower()):
+            return False  # no Host, or not `name[:port]` (e.g. `127.0.0.1:1@evil.example`)
         name = _strip_port(host.lower())
         return any(name == _strip_port(allowed.lower()) for allowed in self.allowed_hosts)
 
@@ -96,6 +108,8 @@ class SecurityMiddleware:
     def __init__(self, app: ASGIApp, policy: SecurityPolicy) -> None:
         self.app = app
         self.policy = policy
+        self._deadlines: _BodyDeadlines | None = None
+        self._hosts: dict[str | None, bool] = {}  # verdicts on the few Host values a server sees (bounded)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
@@ -103,37 +117,132 @@ class SecurityMiddleware:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         policy = self.policy
-        if not policy.host_allowed(headers.get("host")):
-            await _reject(send, 403, "Forbidden: Host header not allowed (DNS rebinding protection)")
+        length = headers.get("content-length")
+        has_body = (length is not None and length != "0") or "transfer-encoding" in headers
+        host = headers.get("host")
+        host_ok = self._hosts.get(host)
+        if host_ok is None:
+            host_ok = policy.host_allowed(host)
+            if len(self._hosts) < 64:
+                self._hosts[host] = host_ok
+        if not host_ok or (len(headers) < len(scope["headers"]) and policy.allowed_hosts
+                           and sum(1 for k, _ in scope["headers"] if k == b"host") > 1):
+            await _reject(send, 403, "Forbidden: Host header not allowed (DNS rebinding protection)", has_body)
             return
         if not policy.origin_allowed(headers.get("origin")):
-            await _reject(send, 403, "Forbidden: Origin not allowed (DNS rebinding protection)")
+            await _reject(send, 403, "Forbidden: Origin not allowed (DNS rebinding protection)", has_body)
             return
         if not policy.token_ok(headers.get("authorization")):
             error = 'error="invalid_token", ' if headers.get("authorization") else ""
-            await _reject(send, 401, "Unauthorized: send 'Authorization: Bearer <token>'",
+            await _reject(send, 401, "Unauthorized: send 'Authorization: Bearer <token>'", has_body,
                           [(b"www-authenticate", f'Bearer realm="mcp", {error}charset="UTF-8"'.encode())])
             return
-        length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > policy.max_body:
-            await _reject(send, 413, f"Payload too large: the limit is {policy.max_body} bytes")
+            await _reject(send, 413, f"Payload too large: the limit is {policy.max_body} bytes", has_body)
             return
-        await self.app(scope, _limited(receive, policy.max_body), send)
+        if not has_body:
+            await self.app(scope, receive, send)
+            return
+        if self._deadlines is None:
+            self._deadlines = _BodyDeadlines(asyncio.get_running_loop())
+        guard = _BodyGuard(receive, send, policy.max_body, policy.body_timeout, self._deadlines)
+        try:
+            await self.app(scope, guard.receive, guard.send)
+        finally:
+            if not guard.complete:
+                self._deadlines.pending.discard(guard)
 
 
-def _limited(receive: Receive, limit: int) -> Receive:
-    seen = 0
+class _BodyGuard:
+    """The app's `receive` and `send` for a request with a body.
 
-    async def wrapped() -> Any:
-        nonlocal seen
-        message = await receive()
+    `receive` raises BodyTooLarge past `limit` bytes and BodyTimeout when the body is still incomplete
+    `timeout` seconds after the app first asked for it; once the body is complete it adds nothing.
+    `send` closes the connection after a response given before the body was read to its end (an early
+    error): a client must not keep the connection by trickling the rest of a body nobody reads.
+    The deadline costs no timer per request: `_BodyDeadlines` sweeps the bodies still arriving.
+    """
+
+    __slots__ = ("_receive", "_send", "_limit", "_timeout", "_deadlines", "_seen", "deadline", "complete",
+                 "_task", "_waiting", "_expired")
+
+    def __init__(self, receive: Receive, send: Send, limit: int, timeout: float, deadlines: _BodyDeadlines) -> None:
+        self._receive, self._send, self._limit, self._timeout = receive, send, limit, timeout
+        self._deadlines = deadlines
+        self._seen = 0
+        self.deadline = 0.0
+        self.complete = False
+        self._task: asyncio.Task[Any] | None = None
+        self._waiting = False
+        self._expired = False
+
+    async def receive(self) -> Any:
+        if self.complete:
+            return await self._receive()
+        if self._expired:
+            raise BodyTimeout(self._timeout)
+        if self._task is None:
+            self._task = asyncio.current_task()
+            self.deadline = self._deadlines.loop.time() + self._timeout
+            self._deadlines.watch(self)
+        self._waiting = True
+        try:
+            message = await self._receive()
+        except asyncio.CancelledError:
+            if self._expired and self._task is not None and self._task.uncancel() == 0:
+                raise BodyTimeout(self._timeout) from None
+            raise
+        finally:
+            self._waiting = False
         if message["type"] == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > limit:
-                raise BodyTooLarge(limit)
+            self._seen += len(message.get("body", b""))
+            if self._seen > self._limit:
+                raise BodyTooLarge(self._limit)
+            self.complete = not message.get("more_body", False)
+        else:
+            self.complete = True
+        if self.complete:
+            self._deadlines.pending.discard(self)
         return message
 
-    return wrapped
+    def expire(self) -> None:
+        """The deadline passed: stop the read now if the app is waiting in it, else at its next read."""
+        self._expired = True
+        if self._waiting and self._task is not None:
+            self._task.cancel()
+
+    async def send(self, message: Any) -> None:
+        if not self.complete and message["type"] == "http.response.start":
+            self._deadlines.pending.discard(self)  # answered early: the rest of the body is not read
+            headers = list(message.get("headers", []))
+            if not any(name.lower() == b"connection" for name, _ in headers):
+                message = {**message, "headers": headers + [(b"connection", b"close")]}
+        await self._send(message)
+
+
+class _BodyDeadlines:
+    """The bodies still arriving, checked every `SWEEP_SECONDS` while there are any (one timer, not one per request)."""
+
+    SWEEP_SECONDS = 0.25
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: set[_BodyGuard] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, guard: _BodyGuard) -> None:
+        self.pending.add(guard)
+        if self._timer is None:
+            self._timer = self.loop.call_later(self.SWEEP_SECONDS, self._sweep)
+
+    def _sweep(self) -> None:
+        self._timer = None
+        now = self.loop.time()
+        for guard in [g for g in self.pending if g.deadline <= now]:
+            self.pending.discard(guard)
+            guard.expire()
+        if self.pending:
+            self._timer = self.loop.call_later(self.SWEEP_SECONDS, self._sweep)
 
 
 class BodyTooLarge(Exception):
@@ -143,8 +252,18 @@ class BodyTooLarge(Exception):
         super().__init__(f"Payload too large: the limit is {limit} bytes")
 
 
-async def _reject(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+class BodyTimeout(Exception):
+    """The body did not arrive in time (a slow or stalled client)."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"Request Timeout: the body did not arrive within {timeout:g} s")
+
+
+async def _reject(send: Send, status: int, message: str, unread_body: bool,
+                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())] + (extra or [])})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())] + (extra or [])
+    if unread_body:  # the body is never read: do not let the client keep the connection by sending it slowly
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

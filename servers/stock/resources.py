@@ -13,6 +13,7 @@ from servers.stock.errors import ProviderError, UnknownTicker
 from servers.stock.explain import error_text
 from servers.stock.matching import complete_tickers
 from servers.stock.models import Quote
+from servers.stock.params import Ticker
 from servers.stock.providers import StockProvider
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def register_resources(app: MCPServer, provider: StockProvider, poll_interval: f
         }
 
     @app.resource(QUOTE_TEMPLATE, name="quote", title="Latest quote", mime_type="application/json")
-    async def quote(ticker: str) -> dict[str, Any]:
+    async def quote(ticker: Ticker) -> dict[str, Any]:
         """The latest quote of one ticker as JSON (same fields as get_stock_price). Subscribe to be told when
         it changes; the server polls its data source only while someone is subscribed."""
         try:

@@ -23,17 +23,12 @@ from servers.stock.models import (
     TickerSearch,
     ValuationComparison,
 )
+from servers.stock.params import Ticker, TickerSymbol
 from servers.stock.providers import StockProvider
 from servers.stock.ranges import RangeError, resolve_range
 from servers.stock.valuation import compare
 
 T = TypeVar("T")
-TICKER_PATTERN = r"^[A-Za-z0-9.\-^=]{1,15}$"
-Ticker = Annotated[str, Field(
-    description="Ticker symbol as listed, e.g. 'AAPL', 'MSFT', 'BRK-B' (case-insensitive; 'BRK.B' also works). "
-                "Not a company name: use search_ticker to turn a name into a ticker.",
-    pattern=TICKER_PATTERN,
-)]
 
 
 def register_tools(app: MCPServer, provider: StockProvider) -> None:
@@ -112,7 +107,7 @@ def register_tools(app: MCPServer, provider: StockProvider) -> None:
 
     @app.tool(title="Compare P/E valuation", **hints)
     async def compare_valuation(
-        tickers: Annotated[list[Annotated[str, Field(pattern=TICKER_PATTERN)]], Field(
+        tickers: Annotated[list[TickerSymbol], Field(
             min_length=1, max_length=10,
             description="1 to 10 ticker symbols, e.g. [\"AAPL\", \"MSFT\"]. Duplicates are ignored.")],
     ) -> ValuationComparison:

@@ -11,6 +11,7 @@ from mcp_kit import MCPServer
 
 from .errors import WeatherError
 from .models import Forecast
+from .params import CityName
 from .places import bundled_gazetteer
 from .providers import WeatherProvider
 
@@ -41,7 +42,7 @@ def register_prompts(app: MCPServer, provider: WeatherProvider) -> None:
 
     @app.prompt(name="plan-vacation", title="Plan a vacation around the weather")
     async def plan_vacation(
-        destination: Annotated[str, Field(description="City to visit, e.g. 'Lisbon' or '成都'")],
+        destination: Annotated[CityName, Field(description="City to visit, e.g. 'Lisbon' or '成都'")],
         duration: Annotated[str, Field(description="Trip length, e.g. '5 days', '2 weeks', '3晚'")],
         budget: Annotated[str | None, Field(description="Optional budget, e.g. 'USD 2000' or 'backpacker'")] = None,
         interests: Annotated[str | None, Field(description="Optional interests, e.g. 'hiking, food, museums'")] = None,

@@ -12,6 +12,7 @@ from mcp_kit import MCPError, MCPServer, ResourceNotFound
 
 from .errors import PlaceNotFound, WeatherError
 from .models import CurrentWeather, Forecast, Place
+from .params import City, ForecastDate
 from .places import bundled_gazetteer
 from .providers import WeatherProvider
 
@@ -47,7 +48,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
             raise MCPError(INTERNAL_ERROR, str(error)) from error
 
     @app.resource(CURRENT, name="current-weather", title="Current weather in a city", mime_type="application/json")
-    async def current_weather(city: str) -> CurrentWeather:
+    async def current_weather(city: City) -> CurrentWeather:
         """Current conditions in a city (°C, km/h, mm), e.g. weather://current/Paris or weather://current/北京.
         Subscribe to get notifications/resources/updated whenever the observation changes."""
         uri = f"weather://current/{city}"
@@ -58,7 +59,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
             raise MCPError(INTERNAL_ERROR, str(error)) from error
 
     @app.resource(FORECAST, name="daily-forecast", title="A city's forecast for one day", mime_type="application/json")
-    async def daily_forecast(city: str, date: str) -> Forecast:
+    async def daily_forecast(city: City, date: ForecastDate) -> Forecast:
         """The forecast for one local date (YYYY-MM-DD, 'today' or 'tomorrow'; up to 15 days ahead)
         in °C, e.g. weather://forecast/Tokyo/2026-07-16."""
         uri = f"weather://forecast/{city}/{date}"

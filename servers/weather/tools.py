@@ -12,20 +12,10 @@ from mcp_kit import MCPServer, ToolError
 
 from .errors import WeatherError
 from .models import AlertReport, CurrentWeather, Forecast, LocationSearch
+from .params import City
 from .providers import WeatherProvider
 from .us_states import NWS_COUNTRY_CODES, US_STATES, state_code
 
-City = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=120,
-        description=(
-            "City name in English or Chinese, optionally followed by a comma and a country code, country "
-            "or US state: 'Paris', 'Paris, FR', 'Paris, Texas', '北京', 'San Francisco, CA'."
-        ),
-    ),
-]
 UnitParam = Annotated[
     Literal["celsius", "fahrenheit"],
     Field(description="celsius: °C, km/h, mm (default). fahrenheit: °F, mph, inches."),

@@ -184,7 +184,7 @@ async def test_resource_templates_read() -> None:
     [
         ("weather://current/Pariss", "Did you mean Paris (France)"),
         ("weather://forecast/Tokyo/2027-01-01", "outside the forecast range 2026-07-15 to 2026-07-30"),
-        ("weather://forecast/Tokyo/someday", "not a date"),
+        ("weather://forecast/Tokyo/2026-02-30", "not a date"),  # shaped like a date, but no such day
     ],
 )
 async def test_resource_errors_are_not_found_with_a_reason(uri: str, words: str) -> None:

@@ -1,0 +1,64 @@
+"""Issue 12, item 3: a `notifications/cancelled` whose `requestId` is not an id is ignored (and logged), never fatal.
+
+Before: `{"requestId": [1]}` raised `TypeError: unhashable type` in the dispatcher; the stdio server exited 1
+and HTTP answered 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from .fault_server import build
+from .live_http import ACCEPT, serve
+from .stdio_peer import StdioPeer
+
+NOT_IDS: list[Any] = [[1], {"id": 1}, None, 1.5, True, [[]]]
+
+
+def cancel(request_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id, "reason": "x"}}
+
+
+@pytest.fixture
+def peer() -> Iterator[StdioPeer]:
+    server = StdioPeer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_cancel_with_an_unhashable_request_id_does_not_kill_the_stdio_server(peer: StdioPeer) -> None:
+    peer.initialize()
+    for not_an_id in NOT_IDS:
+        peer.send(cancel(not_an_id))
+    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}})  # no requestId at all
+    assert peer.alive()
+    assert peer.proc.poll() is None
+    assert "ignoring notifications/cancelled" in peer.stderr_text()
+    # a well-formed cancel still cancels: the call is never answered, the session goes on
+    peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "forever", "arguments": {}}})
+    peer.send(cancel(7))
+    peer.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}})
+    assert peer.answer(8)["result"]["content"][0]["text"] == "3"
+    assert peer.alive()
+    assert not [m for m in peer.backlog if isinstance(m, dict) and m.get("id") == 7]
+
+
+@pytest.mark.anyio
+async def test_cancel_with_an_unhashable_request_id_over_http_is_accepted_not_500() -> None:
+    async with serve(build()) as live, httpx.AsyncClient(timeout=10) as client:
+        init = await client.post(live.url, headers=ACCEPT, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        headers = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        for not_an_id in NOT_IDS:
+            reply = await client.post(live.url, headers=headers, json=cancel(not_an_id))
+            assert reply.status_code == 202, reply.text
+        ping = await client.post(live.url, headers={**headers, "Accept": "application/json"},
+                                 json={"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert ping.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
