@@ -19,17 +19,18 @@ from .errors import MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, MCP
 from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request, RequestId
 from .mrtr import Rounds, answers_from
 from .resources import bind_resource
-from .versions import MODERN_VERSIONS
+from .versions import (
+    CLIENT_CAPABILITIES_KEY,
+    LATEST_STATELESS,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    STATELESS_VERSIONS,
+    SUBSCRIPTION_ID_KEY,
+)
 
 if TYPE_CHECKING:
     from .session import Session
-
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
@@ -41,9 +42,9 @@ def check_envelope(meta: Any) -> str:
     if not isinstance(meta, dict) or PROTOCOL_VERSION_KEY not in meta:
         raise invalid_params(f"_meta must carry '{PROTOCOL_VERSION_KEY}' (protocol 2026-07-28 requests are self-describing)")
     version = meta[PROTOCOL_VERSION_KEY]
-    if version not in MODERN_VERSIONS:
+    if version not in STATELESS_VERSIONS:
         raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version {version!r}",
-                       {"supported": list(MODERN_VERSIONS), "requested": str(version)})
+                       {"supported": list(STATELESS_VERSIONS), "requested": str(version)})
     if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
         raise invalid_params(f"_meta must carry '{CLIENT_CAPABILITIES_KEY}' (an object; {{}} for none)")
     return str(version)
@@ -96,10 +97,10 @@ async def _with_rounds(session: Session, request: Request, params: dict[str, Any
 def discover(session: Session) -> dict[str, Any]:
     server = session.server
     result: dict[str, Any] = {
-        "supportedVersions": list(MODERN_VERSIONS),
-        "capabilities": server.capabilities(MODERN_VERSIONS[-1]),
-        "serverInfo": server.info(MODERN_VERSIONS[-1]),
-        "_meta": {SERVER_INFO_KEY: server.info(MODERN_VERSIONS[-1])},
+        "supportedVersions": list(STATELESS_VERSIONS),
+        "capabilities": server.capabilities(LATEST_STATELESS),
+        "serverInfo": server.info(LATEST_STATELESS),
+        "_meta": {SERVER_INFO_KEY: server.info(LATEST_STATELESS)},
         "resultType": "complete",
         "ttlMs": server.cache_ttl_ms,
         "cacheScope": server.cache_scope,
@@ -160,7 +161,7 @@ async def listen(session: Session, request: Request, params: dict[str, Any]) -> 
         raise invalid_params("'notifications.resourceSubscriptions' must be an array of resource URIs (strings)")
     server = session.server
     listener = Listener(session, request.id, wanted)
-    caps = server.capabilities(MODERN_VERSIONS[-1])
+    caps = server.capabilities(LATEST_STATELESS)
     agreed: dict[str, Any] = {key: True for key, kind in FILTERS.items() if kind in listener.kinds and kind in caps}
     listener.kinds = {FILTERS[key] for key in agreed}
     if listener.uris and "resources" in caps:

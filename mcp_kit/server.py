@@ -32,7 +32,7 @@ from .prompts import PromptEntry, make_prompt
 from .resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 from .tools import ToolRegistry, make_tool
-from .versions import at_least
+from .versions import shape_capabilities, shape_server_info
 
 if TYPE_CHECKING:
     import argparse
@@ -254,20 +254,13 @@ class MCPServer:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}
-        if self.completions and at_least(version, "2025-03-26"):
+        if self.completions:
             caps["completions"] = {}
-        return caps
+        return shape_capabilities(caps, version)
 
     def info(self, version: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "version": self.version}
-        if at_least(version, "2025-06-18") and self.title:
-            out["title"] = self.title
-        if at_least(version, "2025-11-25"):
-            if self.website_url:
-                out["websiteUrl"] = self.website_url
-            if self.icons:
-                out["icons"] = self.icons
-        return out
+        return shape_server_info({"name": self.name, "version": self.version, "title": self.title,
+                                  "websiteUrl": self.website_url, "icons": self.icons}, version)
 
     # ------------------------------------------------------------------ notifications
 

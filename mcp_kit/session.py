@@ -36,7 +36,15 @@ from .jsonrpc import (
 from .prompts import render_prompt
 from .resources import bind_resource, read_resource
 from .tools import call_tool
-from .versions import BATCH_VERSIONS, HANDSHAKE_VERSIONS, at_least, negotiate, shape_metadata, shape_tool_result
+from .versions import (
+    BATCH_VERSIONS,
+    LATEST_HANDSHAKE,
+    PROTOCOL_VERSION_KEY,
+    negotiate,
+    shape_client_request,
+    shape_metadata,
+    shape_tool_result,
+)
 
 if TYPE_CHECKING:
     from .server import MCPServer
@@ -76,7 +84,7 @@ class Session:
         meta = params.get("_meta")
         if meta is not None:
             check_meta(meta)
-        if meta and modern.PROTOCOL_VERSION_KEY in meta or request.method == "server/discover":
+        if meta and PROTOCOL_VERSION_KEY in meta or request.method == "server/discover":
             return await modern.handle(self, request, params)
         method = request.method
         if method == "initialize":
@@ -145,12 +153,12 @@ class Session:
     # ------------------------------------------------------------------ helpers used by Context and the server
 
     def version_for(self, meta: dict[str, Any] | None) -> str:
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
-            return str(meta[modern.PROTOCOL_VERSION_KEY])
-        return self.version or HANDSHAKE_VERSIONS[-1]
+        if meta and PROTOCOL_VERSION_KEY in meta:
+            return str(meta[PROTOCOL_VERSION_KEY])
+        return self.version or LATEST_HANDSHAKE
 
     def client_capabilities_for(self, meta: dict[str, Any] | None) -> dict[str, Any]:
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+        if meta and PROTOCOL_VERSION_KEY in meta:
             return meta.get(modern.CLIENT_CAPABILITIES_KEY) or {}
         return self.client_capabilities
 
@@ -183,7 +191,7 @@ class Session:
                 f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
                 "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
             meta = params.get("_meta")
-            if isinstance(meta, dict) and modern.PROTOCOL_VERSION_KEY in meta:
+            if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
                 result["resultType"] = "complete"
             return result
         raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
@@ -193,7 +201,7 @@ class Session:
                   meta: dict[str, Any] | None) -> None:
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
+        if meta and PROTOCOL_VERSION_KEY in meta:
             threshold = modern.log_level(meta)
             if threshold is None:
                 return  # 2026-07-28: no logLevel in the envelope means no log messages
@@ -208,8 +216,7 @@ class Session:
 
     async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None) -> Any:
         """A server-to-client request (handshake era), shaped for the negotiated version."""
-        if method == "elicitation/create" and not at_least(self.version or "", "2025-11-25"):
-            params = {k: v for k, v in params.items() if k != "mode"}
+        params = shape_client_request(method, params, self.version or LATEST_HANDSHAKE)
         return await self.dispatcher.request(method, params, timeout=timeout, related_to=related_to)
 
     def resource_updated(self, uri: str) -> None:

@@ -45,7 +45,7 @@ from ..jsonrpc import (
     decode_message,
     encode_message,
 )
-from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
+from ..versions import ALL_VERSIONS, is_known, is_stateless, primes_event_streams
 from .event_streams import Event, EventStream, SessionStreams
 from .http_common import accepts, error_response, read_message
 from .http_legacy import LegacySSE, LegacyWriter
@@ -250,10 +250,10 @@ class HttpTransport:
 
     async def _route(self, request: HTTPRequest) -> HTTPResponse:
         version = request.headers.get(VERSION_HEADER)
-        if version in MODERN_VERSIONS or (version is not None and version not in ALL_VERSIONS
-                                          and await self._carries_envelope(request)):
+        if is_stateless(version) or (version is not None and not is_known(version)
+                                     and await self._carries_envelope(request)):
             return await handle_modern(self, request)
-        if version is not None and version not in ALL_VERSIONS:
+        if version is not None and not is_known(version):
             return error_response(400, INVALID_REQUEST,
                                   f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
         if request.method == "POST":
@@ -318,7 +318,7 @@ class HttpTransport:
         stream = writer.streams.open()
         duplicates = writer.bind(requests, stream)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
-        if not json_reply and at_least(connection.version or "", "2025-11-25"):
+        if not json_reply and primes_event_streams(connection.version):
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
         if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
             for duplicate in duplicates:

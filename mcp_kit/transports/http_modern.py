@@ -25,6 +25,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
+from ..errors import HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from ..jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -37,26 +38,23 @@ from ..jsonrpc import (
     Response,
     decode_message,
 )
-from ..versions import MODERN_VERSIONS
+from ..versions import PROTOCOL_VERSION_KEY, STATELESS_VERSIONS, is_stateless
+from ..versions import carries_envelope as _carries_envelope
 from .event_streams import EventStream
 
 if TYPE_CHECKING:
     from .http import HttpTransport
 
-HEADER_MISMATCH = -32020
-UNSUPPORTED_VERSION = -32022
-VERSION_META = "io.modelcontextprotocol/protocolVersion"
 NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _BASE64_WRAPPED = re.compile(r"^=\?base64\?(.*)\?=$")
 _STATUS = {METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, HEADER_MISMATCH: 400,
-           -32021: 400, UNSUPPORTED_VERSION: 400}
+           MISSING_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400}
 
 ParamHeaders = Callable[[str], dict[str, str]]  # tool name -> {argument: header suffix}
 
 
 def carries_envelope(body: Any) -> bool:
-    return isinstance(body, Request) and isinstance((body.params or {}).get("_meta"), dict) and \
-        VERSION_META in (body.params or {})["_meta"]
+    return isinstance(body, Request) and _carries_envelope(body.params)
 
 
 def _rpc_error(request_id: Any, code: int, message: str, data: Any = None, status: int | None = None) -> HTTPResponse:
@@ -86,7 +84,7 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
         return f"Mcp-Method header {method_header!r} does not match the body's method {message.method!r}"
     params = message.params or {}
     meta = params.get("_meta")
-    meta_version = meta.get(VERSION_META) if isinstance(meta, dict) else None  # a bad _meta is the session's -32602
+    meta_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None  # a bad _meta is the session's -32602
     header_version = request.headers.get("mcp-protocol-version")
     if header_version is not None and meta_version is not None and header_version != meta_version:
         return f"MCP-Protocol-Version header {header_version!r} does not match _meta protocolVersion {meta_version!r}"
@@ -134,9 +132,9 @@ async def handle_modern(transport: HttpTransport, request: HTTPRequest) -> HTTPR
     if mismatch:
         return _rpc_error(message.id, HEADER_MISMATCH, f"Header mismatch: {mismatch}")
     header_version = request.headers.get("mcp-protocol-version")
-    if header_version is not None and header_version not in MODERN_VERSIONS:
-        return _rpc_error(message.id, UNSUPPORTED_VERSION, f"Unsupported protocol version {header_version!r}",
-                          {"supported": list(MODERN_VERSIONS), "requested": header_version})
+    if header_version is not None and not is_stateless(header_version):
+        return _rpc_error(message.id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version {header_version!r}",
+                          {"supported": list(STATELESS_VERSIONS), "requested": header_version})
     return await _run(transport, request, message)
 
 
