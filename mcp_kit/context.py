@@ -50,7 +50,7 @@ class Context:
     @property
     def is_cancelled(self) -> bool:
         """True once the client cancelled this request (the task is also being cancelled)."""
-        return self.request_id is not None and self.session.dispatcher.was_cancelled(self.request_id)
+        return self.request_id is not None and self.session.was_cancelled(self.request_id)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""
@@ -96,8 +96,7 @@ class Context:
         Useful for long calls behind proxies that cut idle connections (2025-11-25 polling).
         Returns False on transports without such streams.
         """
-        close = getattr(self.session.dispatcher.writer, "close_stream_of", None)
-        return bool(close is not None and self.request_id is not None and close(self.request_id))
+        return self.request_id is not None and self.session.close_stream(self.request_id)
 
     # ------------------------------------------------------------------ questions to the client
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .auth.options import add_oauth_arguments, auth_config_from_args
+from .dispatcher import Dispatcher
 from .session import Session
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .transports.stdio_mode import requested_mode
@@ -113,12 +114,10 @@ async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None
         writer = StdioWriter(out_fd, mode)
         await writer.start()
         try:
-            async with app.running(), anyio.create_task_group() as tg:
-                session = Session(app, writer, tg)
-                dispatcher = session.dispatcher
+            async with app.running(), Dispatcher(writer) as dispatcher:  # leaving it ends every task it started
+                dispatcher.attach(Session(app, dispatcher))
                 await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd, mode=mode,
-                                  wait_idle=dispatcher.wait_idle, on_close=session.close)
-                tg.cancel_scope.cancel()
+                                  wait_idle=dispatcher.wait_idle, on_close=dispatcher.close)
         finally:
             with anyio.CancelScope(shield=True):
                 await writer.aclose()

@@ -360,7 +360,7 @@ class MCPServer:
         if auth is not None and options.get("auth_token"):
             raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")
         knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
-        app = create_app(lambda writer, tg, sid: Session(self, writer, tg, sid), self.running,
+        app = create_app(lambda port: Session(self, port), self.running,
                          options=HttpOptions(param_headers=self.tools.param_headers, **knobs), **options)
         if auth is None:
             return app

@@ -1,9 +1,10 @@
 """One MCP connection: the only module that knows both JSON-RPC and MCP.
 
-A `Session` owns a dispatcher and answers MCP methods for it: lifecycle (initialize, era and
-version), capabilities, routing to the server's registries, subscriptions, log level, and
-shaping results for the negotiated version. Requests that carry the 2026-07-28 per-request
-envelope are served by `modern.py` on the same session.
+A `Session` is the handler of a dispatcher and answers MCP methods for it: lifecycle
+(initialize, era and version), capabilities, routing to the server's registries, subscriptions,
+log level, and shaping results for the negotiated version. Requests that carry the 2026-07-28
+per-request envelope are served by `modern.py` on the same session. It reaches its peer only
+through the `OutboundPort` it was given (`ports.py`); whoever serves the connection builds it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from anyio.abc import TaskGroup
 
 from . import modern
 from .completions import CompletionRegistry
 from .context import LOG_LEVELS, Context
-from .dispatcher import Dispatcher, MessageWriter
 from .errors import MCPError, invalid_params
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -33,6 +32,7 @@ from .jsonrpc import (
     Request,
     RequestId,
 )
+from .ports import OutboundPort
 from .prompts import render_prompt
 from .resources import bind_resource, read_resource
 from .tools import call_tool
@@ -57,11 +57,10 @@ Route = Callable[["Session", dict[str, Any], Context], Awaitable[Any]]
 class Session:
     """The server side of one MCP connection (or one HTTP session)."""
 
-    def __init__(self, server: MCPServer, writer: MessageWriter, task_group: TaskGroup, session_id: str | None = None) -> None:
+    def __init__(self, server: MCPServer, port: OutboundPort) -> None:
         self.server = server
-        self.session_id = session_id or uuid.uuid4().hex
-        self.dispatcher = Dispatcher(self, writer, task_group)
-        self._tg = task_group
+        self.session_id = uuid.uuid4().hex
+        self._port = port
         self.version: str | None = None
         self.initialized = False
         self.client_capabilities: dict[str, Any] = {}
@@ -78,7 +77,7 @@ class Session:
     def accepts_batches(self) -> bool:
         return self.version in BATCH_VERSIONS
 
-    async def handle_request(self, request: Request) -> Any:
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         self.last_active = time.monotonic()
         params = request.params or {}
         meta = params.get("_meta")
@@ -101,10 +100,10 @@ class Session:
         if method == "notifications/initialized":
             self.initialized = True
             if "roots" in self.client_capabilities:
-                self._tg.start_soon(self._refresh_roots)
+                self._port.start_soon(self._refresh_roots)
         elif method == "notifications/roots/list_changed":
             self._roots = None
-            self._tg.start_soon(self._refresh_roots)
+            self._port.start_soon(self._refresh_roots)
         elif method in ("notifications/progress", "notifications/message"):
             pass
         else:
@@ -139,12 +138,10 @@ class Session:
         return result
 
     def close(self) -> None:
-        """The connection is gone: stop requests, fail outbound waits, drop subscriptions."""
+        """The connection is gone (its dispatcher already stopped its requests): drop subscriptions and streams."""
         if self.closed:
             return
         self.closed = True
-        self.dispatcher.cancel_all()
-        self.dispatcher.close()
         self.server.hub.drop(self)
         self.server.sessions.discard(self)
         for listener in list(modern.listeners_of(self)):
@@ -164,24 +161,23 @@ class Session:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
         if not self.closed:
-            await self.dispatcher.notify(method, params, related_to)
+            await self._port.notify(method, params, related_to)
 
     def post(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification without waiting (from synchronous code)."""
         if not self.closed:
-            self._tg.start_soon(self._notify_or_log, method, params, None)
+            self._port.post(method, params)
 
     def post_related(self, method: str, params: dict[str, Any] | None, related_to: RequestId) -> None:
         """Send a notification on the stream of request `related_to`, without waiting."""
         if not self.closed:
-            self._tg.start_soon(self._notify_or_log, method, params, related_to)
+            self._port.post(method, params, related_to)
 
-    async def _notify_or_log(self, method: str, params: dict[str, Any] | None, related_to: RequestId | None) -> None:
-        """A notification nobody awaits: a failure (e.g. it cannot be encoded) is logged, never fatal."""
-        try:
-            await self.notify(method, params, related_to)
-        except Exception as exc:
-            logger.error("could not send %s: %s", method, exc)
+    def was_cancelled(self, request_id: RequestId) -> bool:
+        return self._port.was_cancelled(request_id)
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        return self._port.close_stream(request_id)
 
     def unencodable_result(self, request: Request, error: EncodeError) -> Any:
         """The answer when a result cannot be encoded: a tool error result for tools/call, else -32603."""
@@ -217,7 +213,7 @@ class Session:
     async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None) -> Any:
         """A server-to-client request (handshake era), shaped for the negotiated version."""
         params = shape_client_request(method, params, self.version or LATEST_HANDSHAKE)
-        return await self.dispatcher.request(method, params, timeout=timeout, related_to=related_to)
+        return await self._port.request(method, params, timeout=timeout, related_to=related_to)
 
     def resource_updated(self, uri: str) -> None:
         """Subscriber interface: the hub tells us `uri` changed."""
@@ -235,7 +231,7 @@ class Session:
 
         try:
             with anyio.fail_after(30):
-                result = await self.dispatcher.request("roots/list", {}, timeout=30)
+                result = await self._port.request("roots/list", {}, timeout=30)
             self._roots = [Root.model_validate(r) for r in (result or {}).get("roots", [])]
         except Exception as exc:
             logger.warning("roots/list failed: %s", exc)

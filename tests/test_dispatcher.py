@@ -67,7 +67,7 @@ class FakeHandler:
         self.started: list[Any] = []
         self.cancelled: list[Any] = []
 
-    async def handle_request(self, request: Request) -> Any:
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         self.started.append(request.id)
         params = request.params or {}
         if request.method == "sleep":
@@ -89,13 +89,15 @@ class FakeHandler:
     def accepts_batches(self) -> bool:
         return self.batches
 
+    def close(self) -> None:
+        return None
+
 
 @contextlib.asynccontextmanager
 async def fake_dispatcher(batches: bool = False) -> AsyncIterator[tuple[Dispatcher, Recorder, FakeHandler]]:
     recorder, handler = Recorder(), FakeHandler(batches)
-    async with anyio.create_task_group() as tg:
-        yield Dispatcher(handler, recorder, tg), recorder, handler
-        tg.cancel_scope.cancel()
+    async with Dispatcher(recorder, handler) as dispatcher:
+        yield dispatcher, recorder, handler
 
 
 def frame(id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -326,24 +328,22 @@ def demo_app() -> MCPServer:
 
 
 @contextlib.asynccontextmanager
-async def raw_session(app: MCPServer, version: str | None) -> AsyncIterator[tuple[Session, Recorder]]:
+async def raw_session(app: MCPServer, version: str | None) -> AsyncIterator[tuple[Dispatcher, Recorder]]:
     out = Recorder()
-    async with app.running(), anyio.create_task_group() as tg:
-        session = Session(app, out, tg)
+    async with app.running(), Dispatcher(out) as dispatcher:
+        dispatcher.attach(Session(app, dispatcher))
         if version is not None:
-            await session.dispatcher.feed_frame(frame("init", "initialize", {
+            await dispatcher.feed_frame(frame("init", "initialize", {
                 "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}))
             init = await out.answer("init")
             assert init["result"]["protocolVersion"] == version
-            await session.dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        yield session, out
-        session.close()
-        tg.cancel_scope.cancel()
+            await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        yield dispatcher, out
 
 
 async def test_batch_answered_as_array_on_2025_03_26() -> None:
-    async with raw_session(demo_app(), "2025-03-26") as (session, out):
-        await session.dispatcher.feed_frame(
+    async with raw_session(demo_app(), "2025-03-26") as (dispatcher, out):
+        await dispatcher.feed_frame(
             b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"," + frame(3, "no/such") + b"]"
         )
         reply = await out.wait_for(lambda f: isinstance(f, list))
@@ -356,9 +356,9 @@ async def test_batch_answered_as_array_on_2025_03_26() -> None:
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2024-11-05"])
 async def test_batch_rejected_on_other_versions(version: str) -> None:
-    async with raw_session(demo_app(), version) as (session, out):
-        await session.dispatcher.feed_frame(b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"]")
-        await session.dispatcher.feed_frame(frame(3, "ping"))
+    async with raw_session(demo_app(), version) as (dispatcher, out):
+        await dispatcher.feed_frame(b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"]")
+        await dispatcher.feed_frame(frame(3, "ping"))
         await out.answer(3)
         errors = [f for f in out.frames if isinstance(f, dict) and "error" in f]
         assert errors and errors[0]["id"] is None and errors[0]["error"]["code"] == -32600
@@ -367,19 +367,19 @@ async def test_batch_rejected_on_other_versions(version: str) -> None:
 
 
 async def test_unknown_method_is_32601_and_session_continues() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/explode"))
-        await session.dispatcher.feed_frame(b"}{")
-        await session.dispatcher.feed_frame(frame(2, "ping"))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/explode"))
+        await dispatcher.feed_frame(b"}{")
+        await dispatcher.feed_frame(frame(2, "ping"))
         assert (await out.answer(1))["error"]["code"] == -32601
         assert (await out.answer(2))["result"] == {}
 
 
 async def test_progress_token_reaches_context_and_produces_notifications() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/call", {
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/call", {
             "name": "nap", "arguments": {"seconds": 0}, "_meta": {"progressToken": "tok-1"}}))
-        await session.dispatcher.feed_frame(frame(2, "tools/call", {
+        await dispatcher.feed_frame(frame(2, "tools/call", {
             "name": "token", "arguments": {}, "_meta": {"progressToken": 42}}))
         answer = await out.answer(1)
         assert answer["result"]["content"][0]["text"] == "napped 0.0"
@@ -394,34 +394,34 @@ async def test_progress_token_reaches_context_and_produces_notifications() -> No
 
 
 async def test_no_progress_without_a_token() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
-        await session.dispatcher.feed_frame(frame(2, "tools/call", {"name": "token", "arguments": {}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+        await dispatcher.feed_frame(frame(2, "tools/call", {"name": "token", "arguments": {}}))
         await out.answer(1)
         assert (await out.answer(2))["result"]["content"][0]["text"] == "None"
         assert not [m for m in out.messages() if m.get("method") == "notifications/progress"]
 
 
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10}}))
         await anyio.sleep(0.05)
-        assert session.dispatcher.in_flight == 1
-        await session.dispatcher.feed_frame(json.dumps({
+        assert dispatcher.in_flight == 1
+        await dispatcher.feed_frame(json.dumps({
             "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "user"}}))
         await anyio.sleep(0.1)
-        assert session.dispatcher.in_flight == 0
-        await session.dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+        assert dispatcher.in_flight == 0
+        await dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         assert (await out.answer("next"))["result"]["isError"] is False
         await anyio.sleep(0.05)
         assert out.answers_to("long") == []
 
 
 async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
-        await session.dispatcher.feed_frame(frame("ping", "ping"))
-        await session.dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
+        await dispatcher.feed_frame(frame("ping", "ping"))
+        await dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         await out.answer("ping", timeout=1)
         await out.answer("other", timeout=1)
         assert out.answers_to("slow") == []
@@ -429,10 +429,10 @@ async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
 
 @pytest.mark.parametrize("tool", ["nap", "nap_sync"])
 async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
         started = time.monotonic()
         for i in range(3):
-            await session.dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {"seconds": 1}}))
+            await dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {"seconds": 1}}))
         for i in range(3):
             assert (await out.answer(i))["result"]["content"][0]["text"] == "napped 1.0"
         elapsed = time.monotonic() - started
@@ -441,11 +441,11 @@ async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) 
 
 
 async def test_cancelled_sync_tool_is_never_answered() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 0.4}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 0.4}}))
         await anyio.sleep(0.05)
-        await session.dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
-        await session.dispatcher.feed_frame(frame("p", "ping"))
+        await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
+        await dispatcher.feed_frame(frame("p", "ping"))
         await out.answer("p", timeout=1)
         await anyio.sleep(0.6)  # the worker thread has finished by now
         assert out.answers_to("s") == []

@@ -79,7 +79,7 @@ async def one_round(live: LiveServer, n: int) -> None:
         app.gate(key).release.set()
 
         # 3. an abandoned GET stream
-        writer = live.transport.sessions[session_id][1]
+        writer = live.transport.sessions[session_id].writer
         async with client.stream("GET", live.url, headers={**session, "Accept": "text/event-stream"}):
             await until(lambda: writer.standalone().consumers == 1, "the GET stream to attach")
         await until(lambda: writer.standalone().consumers == 0, "the dropped GET stream to detach")

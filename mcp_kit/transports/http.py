@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
-from ..dispatcher import Dispatcher
+from ..dispatcher import Dispatcher, Handler
 from ..jsonrpc import (
     INVALID_REQUEST,
     Batch,
@@ -60,20 +60,32 @@ STANDALONE = "standalone"
 REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
 
 
-class Connection(Protocol):
-    """What the transport needs from an MCP session."""
+class Connection(Handler, Protocol):
+    """What the transport needs from an MCP session (besides serving its dispatcher)."""
 
     session_id: str
-    dispatcher: Dispatcher
     version: str | None
     last_active: float
 
-    def accepts_batches(self) -> bool: ...
 
-    def close(self) -> None: ...
+ConnectionFactory = Callable[[Dispatcher], Connection]  # builds a session over its outbound port
 
 
-ConnectionFactory = Callable[[Any, TaskGroup, str | None], Connection]
+@dataclass(slots=True, eq=False)  # hashed by identity: kept in sets
+class Served:
+    """A connection and the dispatcher serving it (closing the dispatcher closes the connection)."""
+
+    connection: Connection
+    dispatcher: Dispatcher
+    writer: Any
+
+
+def open_connection(factory: ConnectionFactory, writer: Any) -> Served:
+    """Build a dispatcher over `writer` and the connection it serves."""
+    dispatcher = Dispatcher(writer)
+    connection = factory(dispatcher)
+    dispatcher.attach(connection)
+    return Served(connection, dispatcher, writer)
 
 
 @dataclass
@@ -174,8 +186,8 @@ class HttpTransport:
     def __init__(self, factory: ConnectionFactory, options: HttpOptions) -> None:
         self.factory = factory
         self.options = options
-        self.sessions: dict[str, tuple[Connection, StreamableWriter]] = {}
-        self.stateless: set[Connection] = set()  # 2026-07-28 requests in flight, each on its own connection
+        self.sessions: dict[str, Served] = {}
+        self.stateless: set[Served] = set()  # 2026-07-28 requests in flight, each on its own connection
         self.legacy = LegacySSE(self._open_legacy)
         self._tg: TaskGroup | None = None
 
@@ -189,34 +201,43 @@ class HttpTransport:
             try:
                 yield
             finally:
-                for connection, writer in list(self.sessions.values()):
-                    connection.close()
-                    writer.close()
-                for connection in list(self.stateless):
-                    connection.close()
-                self.legacy.close_all()
+                served = [*self.sessions.values(), *self.stateless, *self.legacy.sessions.values()]
+                for entry in served:
+                    entry.dispatcher.close()
+                for entry in self.sessions.values():
+                    entry.writer.close()
                 self.sessions.clear()
                 self.stateless.clear()
+                self.legacy.sessions.clear()
                 tg.cancel_scope.cancel()
                 self._tg = None
+                with anyio.CancelScope(shield=True):
+                    for entry in served:  # every task of every connection has ended (each wait bounded)
+                        await entry.dispatcher.aclose()
 
     def full(self) -> bool:
         """Whether `max_sessions` is reached: sessions of both transports plus stateless requests in flight."""
         return len(self.sessions) + len(self.legacy.sessions) + len(self.stateless) >= self.options.max_sessions
 
-    def _open_legacy(self, writer: LegacyWriter) -> Connection | HTTPResponse:
+    def open(self, writer: Any) -> Served:
+        """A new connection over `writer` (the app must be running: its lifespan started)."""
+        if self._tg is None:
+            raise RuntimeError("the MCP HTTP app is not running: serve it with its lifespan (see MCPServer.asgi)")
+        return open_connection(self.factory, writer)
+
+    def _open_legacy(self, writer: LegacyWriter) -> Served | HTTPResponse:
         if self.full():
             return too_busy()
-        return self.factory(writer, self.task_group, None)
+        return self.open(writer)
 
     async def _expire_idle_sessions(self) -> None:
         interval = max(0.05, min(60.0, self.options.session_ttl / 4))
         while True:
             await anyio.sleep(interval)
             deadline = time.monotonic() - self.options.session_ttl
-            for session_id, (connection, writer) in list(self.sessions.items()):
-                busy = connection.dispatcher.in_flight or any(s.consumers for s in writer.streams.streams.values())
-                if connection.last_active < deadline and not busy:
+            for session_id, entry in list(self.sessions.items()):
+                busy = entry.dispatcher.in_flight or any(s.consumers for s in entry.writer.streams.streams.values())
+                if entry.connection.last_active < deadline and not busy:
                     logger.info("session %s expired after %.0f s idle", session_id, self.options.session_ttl)
                     self._end_session(session_id)
 
@@ -224,15 +245,9 @@ class HttpTransport:
         entry = self.sessions.pop(session_id, None)
         if entry is None:
             return False
-        entry[0].close()
-        entry[1].close()
+        entry.dispatcher.close()
+        entry.writer.close()
         return True
-
-    @property
-    def task_group(self) -> TaskGroup:
-        if self._tg is None:
-            raise RuntimeError("the MCP HTTP app is not running: serve it with its lifespan (see MCPServer.asgi)")
-        return self._tg
 
     # ------------------------------------------------------------------ Streamable HTTP
 
@@ -270,14 +285,14 @@ class HttpTransport:
             return False
         return carries_envelope(decode_message(await request.body()))  # a body too large or too slow propagates
 
-    def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
+    def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
         entry = self.sessions.get(session_id)
         if entry is None:
             return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
-        entry[0].last_active = time.monotonic()
+        entry.connection.last_active = time.monotonic()
         return entry
 
     async def _post(self, request: HTTPRequest) -> Any:
@@ -301,19 +316,19 @@ class HttpTransport:
                 return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
             if self.full():
                 return too_busy()
-            writer = StreamableWriter()
-            connection = self.factory(writer, self.task_group, None)
-            self.sessions[connection.session_id] = (connection, writer)
-            headers["Mcp-Session-Id"] = connection.session_id
+            served = self.open(StreamableWriter())
+            self.sessions[served.connection.session_id] = served
+            headers["Mcp-Session-Id"] = served.connection.session_id
         else:
             found = self._session(request)
             if isinstance(found, HTTPResponse):
                 return found
-            connection, writer = found
-            if isinstance(decoded, Batch) and not connection.accepts_batches():
+            served = found
+            if isinstance(decoded, Batch) and not served.connection.accepts_batches():
                 return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+        connection, dispatcher, writer = served.connection, served.dispatcher, served.writer
         if not requests:
-            await connection.dispatcher.feed(decoded)
+            await dispatcher.feed(decoded)
             return HTTPResponse(status_code=202)
         stream = writer.streams.open()
         duplicates = writer.bind(requests, stream)
@@ -328,9 +343,9 @@ class HttpTransport:
                 stream.finish()
             remaining = [item for item in items if not any(item is d for d in duplicates)]
             if isinstance(decoded, Batch) and remaining:
-                await connection.dispatcher.feed(Batch(remaining))
+                await dispatcher.feed(Batch(remaining))
         else:
-            await connection.dispatcher.feed(decoded)
+            await dispatcher.feed(decoded)
         if json_reply:
             return await self._json_reply(stream, writer, headers, isinstance(decoded, Batch))
         return self._sse_reply(stream, writer, headers, connection, start=0)
@@ -368,7 +383,7 @@ class HttpTransport:
         found = self._session(request)
         if isinstance(found, HTTPResponse):
             return found
-        connection, writer = found
+        connection, writer = found.connection, found.writer
         last_event_id = request.headers.get("last-event-id")
         if last_event_id:
             located = writer.streams.find_event(last_event_id)
@@ -393,7 +408,7 @@ class HttpTransport:
         found = self._session(request)
         if isinstance(found, HTTPResponse):
             return found
-        self._end_session(found[0].session_id)
+        self._end_session(found.connection.session_id)
         return HTTPResponse(status_code=200)
 
 def too_busy() -> HTTPResponse:

@@ -22,7 +22,7 @@ from .event_streams import EventStream
 from .http_common import error_response, read_message
 
 if TYPE_CHECKING:
-    from .http import Connection
+    from .http import Served
 
 logger = logging.getLogger("mcp_kit.http")
 
@@ -44,21 +44,17 @@ class LegacyWriter:
 class LegacySSE:
     """The `/sse` and `/messages/` endpoints over their sessions."""
 
-    def __init__(self, open_connection: Callable[[LegacyWriter], Connection | HTTPResponse]) -> None:
+    def __init__(self, open_connection: Callable[[LegacyWriter], Served | HTTPResponse]) -> None:
         self.open_connection = open_connection
-        self.sessions: dict[str, Connection] = {}
-
-    def close_all(self) -> None:
-        for connection in list(self.sessions.values()):
-            connection.close()
-        self.sessions.clear()
+        self.sessions: dict[str, Served] = {}
 
     async def sse_endpoint(self, request: HTTPRequest) -> HTTPResponse:
         writer = LegacyWriter()
-        connection = self.open_connection(writer)
-        if isinstance(connection, HTTPResponse):
-            return connection
-        self.sessions[connection.session_id] = connection
+        served = self.open_connection(writer)
+        if isinstance(served, HTTPResponse):
+            return served
+        connection = served.connection
+        self.sessions[connection.session_id] = served
         endpoint = f"{request.scope.get('root_path', '')}/messages/?session_id={connection.session_id}"
         logger.info("GET /sse session %s opened", connection.session_id)
 
@@ -69,7 +65,7 @@ class LegacySSE:
                     yield ServerSentEvent(data=event.data.decode(), event="message")
             finally:
                 self.sessions.pop(connection.session_id, None)
-                connection.close()
+                served.dispatcher.close()
                 logger.info("GET /sse session %s closed", connection.session_id)
 
         return EventSourceResponse(events(), ping=15, sep="\n")
@@ -78,12 +74,12 @@ class LegacySSE:
         session_id = request.query_params.get("session_id")
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
-        connection = self.sessions.get(session_id)
-        if connection is None:
+        served = self.sessions.get(session_id)
+        if served is None:
             return error_response(404, INVALID_REQUEST, "Session not found: open GET /sse again")
-        connection.last_active = time.monotonic()
+        served.connection.last_active = time.monotonic()
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
-        await connection.dispatcher.feed(decoded)
+        await served.dispatcher.feed(decoded)
         return HTTPResponse("Accepted", status_code=202)

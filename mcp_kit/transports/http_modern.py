@@ -144,22 +144,22 @@ async def _run(transport: HttpTransport, http_request: HTTPRequest, message: Req
     if transport.full():
         return too_busy()
     writer = StreamableWriter(answer_cancelled=False)  # a cancelled stateless request gets no answer
-    connection = transport.factory(writer, transport.task_group, None)
-    transport.stateless.add(connection)
+    served = transport.open(writer)
+    transport.stateless.add(served)
     stream = writer.streams.open()
     writer.bind([message], stream)
 
     def finish() -> None:
         """Release what the request holds (once): stop its work if it is still running, close its connection."""
-        if connection not in transport.stateless:
+        if served not in transport.stateless:
             return
-        transport.stateless.discard(connection)
+        transport.stateless.discard(served)
         if not stream.finished:
-            connection.dispatcher.cancel(message.id)
-        connection.close()
+            served.dispatcher.cancel(message.id)
+        served.dispatcher.close()
 
     try:
-        await connection.dispatcher.feed(message)
+        await served.dispatcher.feed(message)
         if not await _first_event(stream, http_request):
             finish()  # the client left before anything was ready: nobody can receive the answer
             return HTTPResponse(status_code=204)
