@@ -14,18 +14,16 @@ import argparse
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
+from .application import Application
 from .auth.options import add_oauth_arguments, auth_config_from_args
 from .dispatcher import Dispatcher
 from .session import Session
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .transports.stdio_mode import requested_mode
-
-if TYPE_CHECKING:
-    from .server import MCPServer
 
 TRANSPORTS = ("stdio", "http", "sse")
 
@@ -64,7 +62,7 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
+def run_from_args(app: Application, args: argparse.Namespace) -> None:
     options: dict[str, Any] = {"log_level": getattr(args, "log_level", "info")}
     if args.transport != "stdio":
         options.update(host=args.host, port=args.port, auth_token=args.auth_token,
@@ -89,7 +87,7 @@ def configure_logging(level: str = "info") -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
+def run(app: Application, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
     """Serve `app` on `transport` until the client leaves or a signal arrives.
 
     stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
@@ -108,7 +106,7 @@ def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **opt
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
 
 
-async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None) -> None:
+async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None) -> None:
     """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
     with protocol_stdout() as out_fd:
         writer = StdioWriter(out_fd, mode)
@@ -123,7 +121,7 @@ async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None
                 await writer.aclose()
 
 
-def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+def serve_http(app: Application, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
                max_connections: int | None = 1000, **options: Any) -> None:
     """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
 
@@ -133,10 +131,27 @@ def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log
     """
     import uvicorn
 
-    asgi = app.asgi(host=host, port=port, **options)
+    asgi = http_app(app, host=host, port=port, **options)
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
     uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
                 limit_concurrency=max_connections)
+
+
+def http_app(app: Application, **options: Any) -> Any:
+    """The HTTP app serving `app` (see `MCPServer.asgi` for the options)."""
+    from .transports.http import HttpOptions, create_app
+
+    auth = options.pop("auth", None)
+    if auth is not None and options.get("auth_token"):
+        raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")
+    knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
+    asgi = create_app(lambda port: Session(app, port), app.running,
+                      options=HttpOptions(param_headers=app.tools.param_headers, **knobs), **options)
+    if auth is None:
+        return asgi
+    from .auth.middleware import OAuthGuard
+
+    return OAuthGuard(asgi, auth)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

@@ -45,7 +45,7 @@ from ..jsonrpc import (
     decode_message,
     encode_message,
 )
-from ..versions import ALL_VERSIONS, is_known, is_stateless, primes_event_streams
+from ..versions import ALL_VERSIONS, is_known, is_stateless
 from .event_streams import Event, EventStream, SessionStreams
 from .http_common import accepts, error_response, read_message
 from .http_legacy import LegacySSE, LegacyWriter
@@ -63,9 +63,14 @@ REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's R
 class Connection(Handler, Protocol):
     """What the transport needs from an MCP session (besides serving its dispatcher)."""
 
-    session_id: str
-    version: str | None
     last_active: float
+
+    @property
+    def session_id(self) -> str: ...
+
+    def primes_event_streams(self) -> bool:
+        """Whether its SSE responses open with a priming event (an id to resume from)."""
+        ...
 
 
 ConnectionFactory = Callable[[Dispatcher], Connection]  # builds a session over its outbound port
@@ -333,7 +338,7 @@ class HttpTransport:
         stream = writer.streams.open()
         duplicates = writer.bind(requests, stream)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
-        if not json_reply and primes_event_streams(connection.version):
+        if not json_reply and connection.primes_event_streams():
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
         if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
             for duplicate in duplicates:
