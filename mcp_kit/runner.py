@@ -22,6 +22,7 @@ from .application import Application
 from .auth.options import add_oauth_arguments, auth_config_from_args
 from .dispatcher import Dispatcher
 from .session import Session
+from .transports.http_options import HttpOptions
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .transports.stdio_mode import requested_mode
 
@@ -62,23 +63,30 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def run_from_args(app: Application, args: argparse.Namespace) -> None:
-    options: dict[str, Any] = {"log_level": getattr(args, "log_level", "info")}
-    if args.transport != "stdio":
-        options.update(host=args.host, port=args.port, auth_token=args.auth_token,
-                       allowed_origins=args.allowed_origin or None, json_response=args.json_response,
+def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
+    """The HTTP options `add_run_arguments` parsed (OAuth included); exits 2 naming a bad OAuth option."""
+    try:
+        auth = auth_config_from_args(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
+                       auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                        max_connections=args.max_connections, body_timeout=args.body_timeout)
-        try:
-            auth = auth_config_from_args(args)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        if auth is not None:
-            options.update(auth=auth, auth_token=None)
-    elif getattr(args, "oauth_issuer", None):
-        logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
-    run(app, args.transport, **options)
+
+
+def run_from_args(app: Application, args: argparse.Namespace) -> None:
+    """Serve `app` as `add_run_arguments` parsed it."""
+    log_level = getattr(args, "log_level", "info")
+    if args.transport == "stdio":
+        if getattr(args, "oauth_issuer", None):
+            logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
+        run(app, "stdio", log_level)
+        return
+    options = http_options_from_args(args)
+    configure_logging(log_level)
+    serve_http(app, options, log_level)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -91,17 +99,20 @@ def run(app: Application, transport: str = "stdio", log_level: str = "info", **o
     """Serve `app` on `transport` until the client leaves or a signal arrives.
 
     stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
+    http and sse take the fields of `HttpOptions` (a TypeError names an unknown one).
     """
-    configure_logging(log_level)
     if transport == "stdio":
         stdio_mode = options.pop("stdio_mode", None)
         if options:
             raise TypeError(f"stdio takes no options but stdio_mode; got {', '.join(options)}")
         requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
+        configure_logging(log_level)
         anyio.run(serve_stdio, app, 0, stdio_mode, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
-        serve_http(app, log_level=log_level, **options)
+        http_options = HttpOptions(**options)
+        configure_logging(log_level)
+        serve_http(app, http_options, log_level)
     else:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
 
@@ -121,37 +132,26 @@ async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = No
                 await writer.aclose()
 
 
-def serve_http(app: Application, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
-               max_connections: int | None = 1000, **options: Any) -> None:
+def serve_http(app: Application, options: HttpOptions, log_level: str = "info") -> None:
     """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
 
-    `max_connections` caps the connections uvicorn serves at once (503 beyond: its `limit_concurrency`).
-    uvicorn has no timeout for slow request headers: in production, put a reverse proxy in front that
-    has one (see the README's security model).
+    `options.max_connections` caps the connections uvicorn serves at once (503 beyond: its
+    `limit_concurrency`). uvicorn has no timeout for slow request headers: in production, put a
+    reverse proxy in front that has one (see the README's security model).
     """
     import uvicorn
 
-    asgi = http_app(app, host=host, port=port, **options)
-    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
-    uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-                limit_concurrency=max_connections)
+    asgi = http_app(app, options)
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host, options.port)
+    uvicorn.run(asgi, host=options.host, port=options.port, log_level=log_level, access_log=False, lifespan="on",
+                limit_concurrency=options.max_connections)
 
 
-def http_app(app: Application, **options: Any) -> Any:
-    """The HTTP app serving `app` (see `MCPServer.asgi` for the options)."""
-    from .transports.http import HttpOptions, create_app
+def http_app(app: Application, options: HttpOptions) -> Any:
+    """The HTTP app serving `app` (see `MCPServer.asgi`)."""
+    from .transports.http import create_app
 
-    auth = options.pop("auth", None)
-    if auth is not None and options.get("auth_token"):
-        raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")
-    knobs = {k: options.pop(k) for k in ("json_response", "session_ttl", "max_sessions", "retry_ms") if k in options}
-    asgi = create_app(lambda port: Session(app, port), app.running,
-                      options=HttpOptions(param_headers=app.tools.param_headers, **knobs), **options)
-    if auth is None:
-        return asgi
-    from .auth.middleware import OAuthGuard
-
-    return OAuthGuard(asgi, auth)
+    return create_app(lambda port: Session(app, port), app.running, options, param_headers=app.tools.param_headers)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

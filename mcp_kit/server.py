@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .application import Application
 from .runner import http_app, run, run_from_args
+from .transports.http_options import HttpOptions
 
 if TYPE_CHECKING:
     import argparse
@@ -50,4 +51,4 @@ class MCPServer(Application):
         mounting it in another Starlette app, run its lifespan
         (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
         """
-        return http_app(self, **options)
+        return http_app(self, HttpOptions(**options))

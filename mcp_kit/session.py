@@ -18,7 +18,6 @@ Imports the application (never `server.py`), the method table and the stateless 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +73,6 @@ class Session:
         self._stateless = StatelessRequests(app, port, self, self.state.session_id)
         self._roots: list[Any] | None = None
         self.closed = False
-        self.last_active = time.monotonic()
         app.sessions.add(self)
         for uri in sorted(self.state.subscriptions):
             try:
@@ -97,7 +95,6 @@ class Session:
         return primes_event_streams(self.state.protocol_version)
 
     async def handle_request(self, request: Request, principal: object | None = None) -> Any:
-        self.last_active = time.monotonic()
         params = request.params or {}
         meta = params.get("_meta")
         if meta is not None:
