@@ -46,7 +46,7 @@ from .versions import (
     BATCH_VERSIONS,
     DISCOVER_METHOD,
     LATEST_HANDSHAKE,
-    PROTOCOL_VERSION_KEY,
+    carries_envelope,
     negotiate,
     primes_event_streams,
     shape_client_request,
@@ -55,9 +55,9 @@ from .versions import (
 logger = logging.getLogger("mcp_kit.session")
 
 
-def _in_stateless_era(method: str, meta: Any) -> bool:
+def _in_stateless_era(method: str, params: dict[str, Any]) -> bool:
     """The era decision, made once per request where it enters the session: 2026-07-28 or the handshake era."""
-    return (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD
+    return carries_envelope(params) or method == DISCOVER_METHOD
 
 
 class Session:
@@ -100,7 +100,7 @@ class Session:
         if meta is not None:
             check_meta(meta)
         method = request.method
-        if _in_stateless_era(method, meta):
+        if _in_stateless_era(method, params):
             return await self._stateless.serve(request, params, principal)
         route = ROUTES.get(method)
         if route is not None:
@@ -139,7 +139,7 @@ class Session:
             result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": (
                 f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
                 "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
-            if _in_stateless_era(request.method, params.get("_meta")):
+            if _in_stateless_era(request.method, params):
                 result["resultType"] = "complete"
             return result
         raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
