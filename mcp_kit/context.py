@@ -20,8 +20,6 @@ from .scope import LOG_LEVELS, RequestScope
 if TYPE_CHECKING:
     from mcp_types import CreateMessageResult, ElicitResult, Root
 
-__all__ = ["LOG_LEVELS", "Context"]
-
 
 class Context:
     """The handle a handler gets on its request and its client."""

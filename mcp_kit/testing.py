@@ -48,11 +48,12 @@ class Client(BaseClient):
         await super().cancel(request_id, reason)
 
     async def _receive(self, frames: Any) -> None:
-        async for frame in frames:
-            decoded = decode_message(frame)
-            items = decoded.items if isinstance(decoded, Batch) else [decoded]
-            for item in items:
-                await self._on_message(item)
+        with frames:  # closed however the loop ends (the client's task group is cancelled at the end)
+            async for frame in frames:
+                decoded = decode_message(frame)
+                items = decoded.items if isinstance(decoded, Batch) else [decoded]
+                for item in items:
+                    await self._on_message(item)
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -22,8 +23,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate a process we started, by PID; kill it if it does not exit."""
+def stop(process: subprocess.Popen[Any]) -> None:
+    """Terminate a process we started, by PID; kill it if it does not exit. Its pipes are closed."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -31,6 +32,10 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 @contextlib.contextmanager
