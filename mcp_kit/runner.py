@@ -11,8 +11,10 @@ MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import socket
 import sys
 from typing import Any
 
@@ -50,12 +52,20 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
     group.add_argument("--max-connections", type=int, default=int(env("MCP_MAX_CONNECTIONS", "1000")),
                        help="HTTP connections served at once; requests beyond get 503 [env MCP_MAX_CONNECTIONS]")
+    group.add_argument("--listen-fd", type=int, default=_env_int("MCP_LISTEN_FD"),
+                       help="serve HTTP on this already bound socket inherited from a supervisor (POSIX), instead of "
+                            "binding --host/--port [env MCP_LISTEN_FD]")
     group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
     add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
     return parser
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
 
 
 def _env_list(name: str) -> list[str]:
@@ -73,7 +83,8 @@ def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
     return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
                        auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
-                       max_connections=args.max_connections, body_timeout=args.body_timeout)
+                       max_connections=args.max_connections, body_timeout=args.body_timeout,
+                       listen_fd=getattr(args, "listen_fd", None))
 
 
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
@@ -135,16 +146,26 @@ async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = No
 def serve_http(app: Application, options: HttpOptions, log_level: str = "info") -> None:
     """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
 
-    `options.max_connections` caps the connections uvicorn serves at once (503 beyond: its
-    `limit_concurrency`). uvicorn has no timeout for slow request headers: in production, put a
-    reverse proxy in front that has one (see the README's security model).
+    The listening socket is bound before uvicorn starts (port 0 picks a free port) or inherited
+    (`options.listen_fd`), and the address it really listens on is logged: a supervisor or a test
+    reads that line instead of guessing a free port. `options.max_connections` caps the connections
+    uvicorn serves at once (503 beyond: its `limit_concurrency`). uvicorn has no timeout for slow
+    request headers: in production, put a reverse proxy in front that has one (see the README's
+    security model).
     """
     import uvicorn
 
-    asgi = http_app(app, options)
-    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host, options.port)
-    uvicorn.run(asgi, host=options.host, port=options.port, log_level=log_level, access_log=False, lifespan="on",
-                limit_concurrency=options.max_connections)
+    config = uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
+                            access_log=False, lifespan="on", limit_concurrency=options.max_connections)
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else config.bind_socket()
+    sock.listen(config.backlog)  # clients may connect from now on; they are served once the app has started
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host,
+                                      sock.getsockname()[1])
+    server = uvicorn.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's exit status for a server that could not start
 
 
 def http_app(app: Application, options: HttpOptions) -> Any:

@@ -36,6 +36,7 @@ class HttpOptions:
     max_sessions: int = 1000  # sessions of both HTTP transports plus 2026-07-28 requests in flight
     session_ttl: float = 3600.0  # seconds an idle Streamable HTTP session lives
     max_connections: int | None = 1000  # connections uvicorn serves at once (503 beyond); `run` only
+    listen_fd: int | None = None  # serve on this inherited, already bound socket instead of host/port; `run` only
     max_body: int = DEFAULT_MAX_BODY
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     retry_ms: int = 1000  # the `retry` an SSE priming event tells clients to wait before resuming
