@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 LISTENING = re.compile(r"serving MCP on http://127\.0\.0\.1:(\d+)/mcp")
 
 
-def stop(process: subprocess.Popen[Any], *readers: ProcessLog) -> None:
+def stop(process: subprocess.Popen[Any], *readers: ProcessLog | threading.Thread) -> None:
     """Terminate a process we started, by PID; kill it if it does not exit. Its pipes are closed, once
-    `readers` (of its pipes) have read to the end."""
+    `readers` (threads or logs reading its pipes) have read to the end."""
     if process.poll() is None:
         process.terminate()
         try:
@@ -37,7 +37,7 @@ def stop(process: subprocess.Popen[Any], *readers: ProcessLog) -> None:
             process.kill()
             process.wait(timeout=10)
     for reader in readers:
-        reader.join()
+        reader.join(timeout=10)
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
             with contextlib.suppress(OSError):
@@ -80,8 +80,8 @@ class ProcessLog:
             raise RuntimeError(f"the process output {why} (waiting for {compiled.pattern!r}):\n"
                                + "".join(self.lines)[-2000:])
 
-    def join(self) -> None:
-        self._reader.join(timeout=10)
+    def join(self, timeout: float = 10.0) -> None:
+        self._reader.join(timeout)
 
 
 @contextlib.contextmanager
@@ -99,13 +99,20 @@ def listening_socket() -> socket.socket:
     return sock
 
 
+class ServerURL(str):
+    """A server's base URL, and what the server has logged (`log`)."""
+
+    log: ProcessLog
+
+
 @contextlib.contextmanager
 def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | str = ROOT,
-                listen_on: socket.socket | None = None, ready_timeout: float = 30.0) -> Iterator[str]:
+                listen_on: socket.socket | None = None, ready_timeout: float = 30.0) -> Iterator[ServerURL]:
     """Run `python ARGS --transport http` on 127.0.0.1 and yield its base URL once it serves.
 
     The server binds port 0 (or serves on `listen_on`, a socket the caller keeps) and logs the
-    address it listens on; this waits for that line, then for its first `/healthz` answer.
+    address it listens on; this waits for that line, then for its first `/healthz` answer. The
+    URL's `log` has every line the server logs (at level info).
     """
     command = [sys.executable, *args, "--transport", "http", "--host", "127.0.0.1", "--port", "0", "--log-level", "info"]
     pass_fds: tuple[int, ...] = ()
@@ -117,7 +124,8 @@ def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path
                                text=True, pass_fds=pass_fds)
     log = ProcessLog(process.stderr)
     try:
-        base = f"http://127.0.0.1:{log.wait_for(LISTENING, ready_timeout).group(1)}"
+        base = ServerURL(f"http://127.0.0.1:{log.wait_for(LISTENING, ready_timeout).group(1)}")
+        base.log = log
         httpx.get(f"{base}/healthz", timeout=ready_timeout).raise_for_status()  # answered once the app has started
         yield base
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -66,15 +67,28 @@ class FakeHandler:
         self.notifications: list[Notification] = []
         self.started: list[Any] = []
         self.cancelled: list[Any] = []
+        self._changed = anyio.Event()
+
+    def _note(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float = 5) -> None:
+        """Return once `condition()` holds, re-checked whenever the handler sees something."""
+        with anyio.fail_after(timeout):
+            while not condition():
+                await self._changed.wait()
 
     async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         self.started.append(request.id)
+        self._note()
         params = request.params or {}
         if request.method == "sleep":
             try:
                 await anyio.sleep(params.get("seconds", 1))
             except anyio.get_cancelled_exc_class():
                 self.cancelled.append(request.id)
+                self._note()
                 raise
             return {"slept": params.get("seconds", 1)}
         if request.method == "fail":
@@ -85,6 +99,7 @@ class FakeHandler:
 
     async def handle_notification(self, notification: Notification) -> None:
         self.notifications.append(notification)
+        self._note()
 
     def accepts_batches(self) -> bool:
         return self.batches
@@ -178,9 +193,7 @@ async def test_every_request_is_answered_exactly_once() -> None:
         for i in range(50):
             await dispatcher.feed_frame(frame(i, "sleep" if i % 2 else "ping", {"seconds": 0.01}))
         with anyio.fail_after(5):
-            while len(out.messages()) < 50:
-                await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
+            await dispatcher.wait_idle()  # every request's task has ended: nothing more can be answered
         ids = sorted(m["id"] for m in out.messages())
         assert ids == list(range(50))
 
@@ -201,9 +214,10 @@ async def test_duplicate_in_flight_id_is_rejected_and_the_first_still_answered_o
 async def test_cancelled_request_is_never_answered_and_dispatcher_continues() -> None:
     async with fake_dispatcher() as (dispatcher, out, handler):
         await dispatcher.feed_frame(frame(1, "sleep", {"seconds": 10}))
-        await anyio.sleep(0.05)
+        await handler.wait_until(lambda: handler.started == [1])
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
-        await anyio.sleep(0.1)
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
         assert handler.cancelled == [1]
         assert dispatcher.in_flight == 0
         await dispatcher.feed_frame(frame(2, "ping"))
@@ -238,7 +252,7 @@ async def test_batch_of_notifications_only_gets_no_answer() -> None:
         await dispatcher.feed_frame(b'[{"jsonrpc":"2.0","method":"n1"},{"jsonrpc":"2.0","method":"n2"}]')
         await dispatcher.feed_frame(frame("z", "ping"))
         await out.answer("z")
-        await anyio.sleep(0.05)
+        await handler.wait_until(lambda: len(handler.notifications) == 2)
         assert [n.method for n in handler.notifications] == ["n1", "n2"]
         assert len(out.frames) == 1
 
@@ -301,6 +315,9 @@ async def test_outbound_request_fails_when_the_connection_closes() -> None:
 
 # ---------------------------------------------------------------------------- a real session, raw frames
 
+SYNC_NAP_STARTED = threading.Event()  # set by nap_sync when it starts blocking its worker thread
+SYNC_NAPS_DONE = threading.Event()  # set by nap_sync when its worker thread is done
+
 
 def demo_app() -> MCPServer:
     app = MCPServer("raw")
@@ -316,7 +333,9 @@ def demo_app() -> MCPServer:
     @app.tool
     def nap_sync(seconds: float) -> str:
         """Block a worker thread."""
+        SYNC_NAP_STARTED.set()
         time.sleep(seconds)
+        SYNC_NAPS_DONE.set()
         return f"napped {seconds}"
 
     @app.tool
@@ -404,16 +423,16 @@ async def test_no_progress_without_a_token() -> None:
 
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:
     async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
-        await dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10}}))
-        await anyio.sleep(0.05)
+        await dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10},
+                                                                 "_meta": {"progressToken": "long"}}))
+        await out.wait_for(lambda f: f.get("method") == "notifications/progress")  # the tool is running
         assert dispatcher.in_flight == 1
         await dispatcher.feed_frame(json.dumps({
             "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "user"}}))
-        await anyio.sleep(0.1)
-        assert dispatcher.in_flight == 0
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()  # its task has ended: it can no longer answer
         await dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         assert (await out.answer("next"))["result"]["isError"] is False
-        await anyio.sleep(0.05)
         assert out.answers_to("long") == []
 
 
@@ -441,11 +460,15 @@ async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) 
 
 
 async def test_cancelled_sync_tool_is_never_answered() -> None:
+    SYNC_NAP_STARTED.clear()
+    SYNC_NAPS_DONE.clear()
     async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
         await dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 0.4}}))
-        await anyio.sleep(0.05)
+        assert await anyio.to_thread.run_sync(SYNC_NAP_STARTED.wait, 5)  # it blocks a worker thread now
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
         await dispatcher.feed_frame(frame("p", "ping"))
         await out.answer("p", timeout=1)
-        await anyio.sleep(0.6)  # the worker thread has finished by now
+        assert await anyio.to_thread.run_sync(SYNC_NAPS_DONE.wait, 5)  # the worker thread has finished
+        await dispatcher.feed_frame(frame("p2", "ping"))
+        await out.answer("p2", timeout=1)  # whatever the finished thread handed back to the loop has been seen
         assert out.answers_to("s") == []

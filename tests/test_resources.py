@@ -12,6 +12,8 @@ import pytest
 from mcp_kit import Context, MCPError, MCPServer, ResourceNotFound
 from mcp_kit.testing import connect
 
+from .live_http import until
+
 pytestmark = pytest.mark.anyio
 
 UPDATED = "notifications/resources/updated"
@@ -50,7 +52,7 @@ def build_app() -> MCPServer:
         app.watch_log.append(f"start {uri} {name} {post_id}")  # type: ignore[attr-defined]
         try:
             while True:
-                await anyio.sleep(0.02)
+                await anyio.sleep(0.02)  # the behaviour under test: a watcher that polls its source
                 app.notify_resource_updated(uri)
         finally:
             app.watch_log.append(f"stop {uri}")  # type: ignore[attr-defined]
@@ -197,14 +199,13 @@ async def test_watcher_runs_from_first_subscribe_until_last_unsubscribe() -> Non
         assert app.watch_log == [f"start {uri} ada 3"]  # type: ignore[attr-defined]  # one watcher for both
 
         await alice.unsubscribe(uri)
-        await anyio.sleep(0.05)
-        assert app.hub.watching(uri)
+        assert app.hub.watching(uri)  # bob still listens
         await bob.unsubscribe(uri)
-        await anyio.sleep(0.05)
-        assert not app.hub.watching(uri)
+        await until(lambda: not app.hub.watching(uri), "the watcher task to end")
         assert app.watch_log == [f"start {uri} ada 3", f"stop {uri}"]  # type: ignore[attr-defined]
+        await bob.request("ping")  # what the watcher posted before it ended has arrived
         seen = len(bob.notifications_named(UPDATED))
-        await anyio.sleep(0.1)
+        await bob.request("ping")
         assert len(bob.notifications_named(UPDATED)) == seen
 
         await alice.subscribe(uri)  # a new first subscriber starts it again
@@ -218,6 +219,6 @@ async def test_watcher_is_cancelled_when_the_subscriber_disconnects() -> None:
     async with connect(app) as client:
         await client.subscribe(uri)
         await client.wait_notification(UPDATED)
-    await anyio.sleep(0.05)
-    assert not app.hub.watching(uri)
+        assert app.hub.watching(uri)
+    await until(lambda: not app.hub.watching(uri), "the watcher task to end")
     assert app.watch_log[-1] == f"stop {uri}"  # type: ignore[attr-defined]
