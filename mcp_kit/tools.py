@@ -18,7 +18,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from .content import dump_model, error_result, tool_result
-from .errors import ToolError, invalid_params
+from .errors import ToolError, UpstreamUnavailable, invalid_params
 from .jsonrpc import JSONRPCError
 from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
 from .threads import run_in_worker
@@ -188,6 +188,8 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
             value = await run_in_worker(tool.fn, **kwargs)
     except ToolError as exc:
         return error_result(str(exc))
+    except UpstreamUnavailable as exc:  # the model can act on it (wait, retry, say so): a result, not a protocol error
+        return error_result(exc.message)
     except (anyio.get_cancelled_exc_class(), JSONRPCError):
         raise  # cancellation, and protocol errors the tool chose to raise (e.g. a missing client capability)
     except Exception as exc:

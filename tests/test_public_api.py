@@ -39,8 +39,10 @@ PUBLIC = [
     "ToolAnnotations",
     "ToolCallRecord",
     "ToolError",
+    "UpstreamUnavailable",
     "UserMessage",
     "add_run_arguments",
+    "poll_for_changes",
     "__version__",
 ]
 

@@ -270,3 +270,15 @@ async def test_watcher_stops_for_an_unknown_ticker() -> None:
         await client.subscribe(uri)
         await until(lambda: provider.quote_calls > 0 and not app.hub.watching(uri), "the watcher to give up")
         assert provider.quote_calls == 1  # its task has ended: it looked once and will not look again
+
+
+@pytest.mark.anyio
+async def test_a_failing_source_makes_a_read_fail_as_upstream_unavailable() -> None:
+    limited = RateLimited("Yahoo Finance chart API is rate limiting requests", source="Yahoo Finance chart API",
+                          retry_after=30)
+    async with connect(build_server(FailingProvider(limited))) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.read_resource("stock://quote/AAPL")
+    assert failed.value.code == -31001  # not -32603: the server has no bug, its source is unavailable
+    assert failed.value.message.startswith("Rate limited:") and "wait 30 seconds" in failed.value.message
+    assert failed.value.data == {"retryable": True, "source": "Yahoo Finance chart API", "retryAfter": 30}

@@ -291,3 +291,17 @@ async def test_source_timeout_tells_the_model_to_retry() -> None:
     assert result["isError"] is True
     assert "timed out" in text and "2 attempts" in text and "Retrying in a minute may help" in text
     assert SourceTimeout.retryable is True
+
+
+@pytest.mark.anyio
+async def test_a_failing_source_makes_a_read_fail_as_upstream_unavailable() -> None:
+    def time_out(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectTimeout("no answer", request=request)
+
+    app = build_server(LiveProvider(transport=httpx.MockTransport(time_out), retries=0, backoff=0))
+    async with connect(app) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.read_resource("weather://current/Paris")
+    assert failed.value.code == -31001  # not -32603: the server has no bug, its source is unavailable
+    assert "timed out" in failed.value.message and "--provider sample" in failed.value.message
+    assert failed.value.data == {"retryable": True, "source": "open-meteo"}
