@@ -134,7 +134,7 @@ class Dispatcher:
     """
 
     def __init__(self, writer: MessageWriter, handler: Handler | None = None) -> None:
-        self._handler = handler
+        self._handler: Handler = handler if handler is not None else _Unattached()
         self._writer = writer
         self._release = writer.release if isinstance(writer, ReleasingWriter) else _nothing_to_release
         self._close_stream = writer.close_stream_of if isinstance(writer, StreamClosingWriter) else _no_stream
@@ -149,12 +149,6 @@ class Dispatcher:
     def attach(self, handler: Handler) -> None:
         """Serve requests with `handler` (built with this dispatcher as its outbound port)."""
         self._handler = handler
-
-    @property
-    def handler(self) -> Handler:
-        if self._handler is None:
-            raise RuntimeError("no handler attached to this dispatcher")
-        return self._handler
 
     async def __aenter__(self) -> Dispatcher:
         return self
@@ -200,19 +194,32 @@ class Dispatcher:
             entry.task = self._loop.create_task(self._run(request, entry, principal))
 
     async def _run(self, request: Request, entry: _InFlight, principal: object | None) -> None:
+        """A request's task: run the handler, send the answer (as `_answer` does, inlined: this is the hot path)."""
         try:
-            answer = await self._answer(request, entry, principal)
-            if answer is None:
+            if entry.stopped:  # cancelled before it could start
                 self._release(request.id)
                 return
+            entry.running = True
+            try:
+                answer: Message = Response(request.id, await self._handler.handle_request(request, principal))
+            except JSONRPCError as exc:
+                answer = ErrorResponse(request.id, exc.code, exc.message, exc.data)
+            except asyncio.CancelledError:  # cancelled by the peer, or the connection is going away: never answered
+                self._release(request.id)
+                return
+            except Exception as exc:  # a bug in a handler: answer -32603, log the traceback
+                logger.exception("internal error while handling %s", request.method)
+                answer = ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
             try:
                 await self._writer.send(answer, request.id)
             except EncodeError as exc:
                 await self._send_quietly(self._substitute(request, exc), request.id)
             except Exception:  # the transport failed (the peer went away): nothing left to answer to
                 logger.debug("could not send the answer to %s", request.method, exc_info=True)
-        finally:
-            self._finished(request.id)
+        finally:  # the id is free again
+            self._in_flight.pop(request.id, None)
+            if self._idle is not None and not self._in_flight:
+                self._idle.set()
 
     def _finished(self, request_id: RequestId) -> None:
         """The request's task is done with it (answered, or not to be answered): its id is free again."""
@@ -224,7 +231,7 @@ class Dispatcher:
         """The answer sent when the real one could not be encoded: never silence."""
         logger.error("the answer to %s (id %r) cannot be encoded: %s", request.method, request.id, error)
         try:
-            return Response(request.id, self.handler.unencodable_result(request, error))
+            return Response(request.id, self._handler.unencodable_result(request, error))
         except JSONRPCError as exc:
             return ErrorResponse(request.id, exc.code, exc.message, exc.data)
         except Exception:
@@ -243,12 +250,12 @@ class Dispatcher:
             logger.debug("could not send an answer", exc_info=True)
 
     async def _answer(self, request: Request, entry: _InFlight, principal: object | None) -> Message | None:
-        """Run the handler and return the response to send, or None when the request was cancelled."""
+        """Run the handler and return the response to send, or None when the request was cancelled (batches)."""
         try:
             if entry.stopped:  # cancelled before it could start
                 return None
             entry.running = True
-            return Response(request.id, await self.handler.handle_request(request, principal))
+            return Response(request.id, await self._handler.handle_request(request, principal))
         except JSONRPCError as exc:
             return ErrorResponse(request.id, exc.code, exc.message, exc.data)
         except asyncio.CancelledError:
@@ -267,12 +274,12 @@ class Dispatcher:
             self.cancel(request_id)
             return
         try:
-            await self.handler.handle_notification(notification)
+            await self._handler.handle_notification(notification)
         except Exception:
             logger.exception("error while handling notification %s", notification.method)
 
     async def _batch(self, batch: Batch, principal: object | None) -> None:
-        if not self.handler.accepts_batches():
+        if not self._handler.accepts_batches():
             await self._writer.send(
                 ErrorResponse(None, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
             )
@@ -444,8 +451,7 @@ class Dispatcher:
             pending.event.set()
         for task in self._background:
             task.cancel()
-        if self._handler is not None:
-            self._handler.close()
+        self._handler.close()
 
     async def aclose(self, timeout: float = CLOSE_TIMEOUT) -> None:
         """`close()`, then wait (at most `timeout` seconds) until every task it cancelled has ended."""
@@ -457,6 +463,25 @@ class Dispatcher:
         if still_running:
             logger.warning("%d task(s) of a closed connection did not end within %g s of being cancelled",
                            len(still_running), timeout)
+
+
+class _Unattached:
+    """The handler of a dispatcher nobody attached one to: it refuses requests, and closes quietly."""
+
+    async def handle_request(self, request: Request, principal: object | None) -> Any:
+        raise RuntimeError("no handler attached to this dispatcher")
+
+    async def handle_notification(self, notification: Notification) -> None:
+        raise RuntimeError("no handler attached to this dispatcher")
+
+    def accepts_batches(self) -> bool:
+        return False
+
+    def unencodable_result(self, request: Request, error: EncodeError) -> Any:
+        raise RuntimeError("no handler attached to this dispatcher")
+
+    def close(self) -> None:
+        return None
 
 
 def _nothing_to_release(request_id: RequestId) -> None:

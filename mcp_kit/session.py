@@ -46,18 +46,23 @@ from .versions import (
     BATCH_VERSIONS,
     DISCOVER_METHOD,
     LATEST_HANDSHAKE,
-    carries_envelope,
+    PRIMING_VERSIONS,
+    PROTOCOL_VERSION_KEY,
     negotiate,
-    primes_event_streams,
     shape_client_request,
 )
 
 logger = logging.getLogger("mcp_kit.session")
 
 
-def _in_stateless_era(method: str, params: dict[str, Any]) -> bool:
-    """The era decision, made once per request where it enters the session: 2026-07-28 or the handshake era."""
-    return carries_envelope(params) or method == DISCOVER_METHOD
+def _in_stateless_era(method: str, meta: Any) -> bool:
+    """The era decision, made once per request where it enters the session: 2026-07-28 or the handshake era.
+
+    `meta` is the request's `_meta` (an object, or None): the stateless envelope is
+    `versions.carries_envelope`'s. `handle_request` writes this test out (a call costs 3 % of a
+    trivial tool call); the dispatcher's unencodable-answer path, which sees the request again, calls it.
+    """
+    return (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD
 
 
 class Session:
@@ -92,7 +97,7 @@ class Session:
 
     def primes_event_streams(self) -> bool:
         """Whether SSE responses of this session open with a priming event (see versions.py)."""
-        return primes_event_streams(self.state.protocol_version)
+        return self.state.protocol_version in PRIMING_VERSIONS  # versions.primes_event_streams, without a call
 
     async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         params = request.params or {}
@@ -100,7 +105,7 @@ class Session:
         if meta is not None:
             check_meta(meta)
         method = request.method
-        if _in_stateless_era(method, params):
+        if (meta is not None and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD:  # _in_stateless_era
             return await self._stateless.serve(request, params, principal)
         route = ROUTES.get(method)
         if route is not None:
@@ -139,7 +144,7 @@ class Session:
             result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": (
                 f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
                 "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
-            if _in_stateless_era(request.method, params):
+            if _in_stateless_era(request.method, params.get("_meta")):
                 result["resultType"] = "complete"
             return result
         raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",

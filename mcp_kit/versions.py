@@ -67,9 +67,12 @@ def carries_envelope(params: dict[str, Any] | None) -> bool:
     return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
 
 
+PRIMING_VERSIONS = frozenset(ALL_VERSIONS[ALL_VERSIONS.index("2025-11-25"):])
+
+
 def primes_event_streams(version: str | None) -> bool:
     """Whether an SSE response opens with a priming event (an id to resume from), as 2025-11-25 defines."""
-    return version is not None and at_least(version, "2025-11-25")
+    return version in PRIMING_VERSIONS
 
 
 def shape_tool(tool: dict[str, Any], version: str) -> dict[str, Any]:

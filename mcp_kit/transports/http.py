@@ -31,9 +31,9 @@ from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
 from ..jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Request, decode_message
-from ..versions import ALL_VERSIONS, carries_envelope, is_known, is_stateless
+from ..versions import ALL_VERSIONS, STATELESS_VERSIONS, carries_envelope
 from .connection import ConnectionFactory
-from .http_common import VERSION_HEADER, accepts, is_json, read_message
+from .http_common import VERSION_HEADER, accepts, read_message
 from .http_legacy import LegacySSE
 from .http_options import HttpOptions
 from .http_responses import error_response
@@ -66,9 +66,9 @@ class McpEndpoint:
 
     async def _route(self, request: HTTPRequest) -> HTTPResponse:
         version = request.headers.get(VERSION_HEADER)
-        if is_stateless(version):
+        if version in STATELESS_VERSIONS:  # versions.is_stateless / is_known, without a call: the hot path
             return await self.stateless.serve(request)
-        if version is not None and not is_known(version):
+        if version is not None and version not in ALL_VERSIONS:
             if request.method == "POST":  # an unknown version: still the stateless shape when the body says so
                 decoded = decode_message(await request.body())  # a body too large or too slow propagates: 413 / 408
                 if isinstance(decoded, Request) and carries_envelope(decoded.params):
@@ -84,7 +84,7 @@ class McpEndpoint:
         return HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     async def _post(self, request: HTTPRequest) -> Any:
-        if not is_json(request):
+        if "application/json" not in request.headers.get("content-type", ""):  # http_common.is_json, inlined
             return error_response(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
             return error_response(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
