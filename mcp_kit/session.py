@@ -59,8 +59,8 @@ def _in_stateless_era(method: str, meta: Any) -> bool:
     """The era decision, made once per request where it enters the session: 2026-07-28 or the handshake era.
 
     `meta` is the request's `_meta` (an object, or None): the stateless envelope is
-    `versions.carries_envelope`'s. `handle_request` writes this test out (a call costs 3 % of a
-    trivial tool call); the dispatcher's unencodable-answer path, which sees the request again, calls it.
+    `versions.carries_envelope`'s. `handle_request` writes this test out (the call alone was 1-2 % of
+    a trivial tool call); the dispatcher's unencodable-answer path, which sees the request again, calls it.
     """
     return (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD
 

@@ -4,7 +4,8 @@
 `MCPServer.run(transport="http", **options)` and `MCPServer.asgi(**options)` take these fields as
 keyword arguments; an unknown one is a TypeError naming it.
 
-Must not import: session, server, or anything MCP.
+Must not import: session, server, or anything MCP; nor starlette (a stdio server builds no HTTP app,
+and imports this module only to type its options).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from .http_security import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
-
 if TYPE_CHECKING:
     from ..auth.config import AuthConfig
     from ..auth.validator import TokenValidator
 
     OAuth = Union[AuthConfig, TokenValidator]
+
+DEFAULT_MAX_BODY = 16 << 20  # bytes of a request body (413 beyond)
+DEFAULT_BODY_TIMEOUT = 30.0  # seconds a request body may take to arrive (408 beyond)
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .http_options import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
-DEFAULT_MAX_BODY = 16 << 20
-DEFAULT_BODY_TIMEOUT = 30.0
 _HOST_HEADER = re.compile(r"(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{0,5})?")  # name[:port], IPv6 in brackets
 
 
