@@ -249,4 +249,3 @@ async def test_audit_log_writes_one_json_line_per_call(tmp_path: Path) -> None:
     assert second["outcome"] == "error" and second["is_error"] is True
     assert len(second["arguments"]["reason"]) < 5000  # long arguments are truncated
     assert isinstance(first["duration_ms"], (int, float))
-
