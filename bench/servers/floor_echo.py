@@ -101,6 +101,7 @@ HANDLERS = {
     "tools/call": _call_tool,
     "tools/list": _list_tools,
     "resources/read": _read_resource,
+    "resources/subscribe": lambda params: {},  # floor_http.py keeps the subscribers
     "ping": lambda params: {},
 }
 
