@@ -73,6 +73,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--charts", type=Path, help="directory for the SVGs (default bench/results/charts/<stamp>)")
     parser.add_argument("--before", type=Path, help="a previous results JSON: adds its mcp_kit figures as columns")
     parser.add_argument("--from-json", type=Path, help="print tables and write charts from a saved run; no measuring")
+    parser.add_argument("--save-baseline", type=Path, metavar="FILE",
+                        help="also write the run's samples (no logs, no timings) to FILE, e.g. bench/baselines/NAME.json, "
+                        "for later --before comparisons")
     parser.add_argument("--no-setup", action="store_true", help="do not create or repair bench/.venvs")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.set_defaults(mode="quick")
@@ -223,6 +226,23 @@ def report(result: dict[str, Any], before_data: dict[str, Any] | None, chart_dir
             print(f"chart: {path}")
 
 
+def baseline_of(result: dict[str, Any]) -> dict[str, Any]:
+    """What a committed baseline keeps: settings and per-repetition samples of each curve, and where they came from."""
+    return {
+        "kind": "scaling",
+        "mode": result["mode"],
+        "started": result["started"],
+        "machine": result["machine"],
+        "loops": result["loops"],
+        "implementations": {name: {"label": info["label"], "loop": info["loop"]}
+                            for name, info in result["implementations"].items()},
+        "curves": {name: {"settings": info["settings"], "elapsed_s": info.get("elapsed_s"),
+                          "samples": info["samples"]}
+                   for name, info in result["curves"].items()},
+        "errors": [{k: error[k] for k in ("impl", "phase", "rep", "error")} for error in result["errors"]],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure (or load) the curves, print the tables, write the JSON and the charts."""
     args = parse_args(argv)
@@ -249,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS_DIR / f"{result['started']}-scaling-{args.mode}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(without_nan(result), indent=1, default=str))
+    if args.save_baseline:
+        args.save_baseline.parent.mkdir(parents=True, exist_ok=True)
+        args.save_baseline.write_text(json.dumps(without_nan(baseline_of(result)), indent=1, default=str) + "\n")
+        print(f"baseline: {args.save_baseline}")
     if result["errors"]:
         print(f"\n{len(result['errors'])} measurement(s) failed (see {out}):")
         for error in result["errors"]:
