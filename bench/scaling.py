@@ -119,6 +119,11 @@ def measure(args: argparse.Namespace, curves: list[Curve]) -> dict[str, Any]:
     impls = implementations.prepare(names, setup_peers=not args.no_setup, loops=loops)
     for impl in impls:
         logger.info("%-16s %s", impl.name, "ready" if impl.available else f"UNAVAILABLE: {impl.reason}")
+    versions: dict[str, dict[str, str]] = {}
+    for impl in impls:
+        if impl.available and str(impl.python) not in versions:
+            versions[str(impl.python)] = {dist: implementations.package_version(impl.python, dist)
+                                          for dist in ("mcp", "fastmcp", "mcp-kit", "uvloop", "httptools")}
     run = Run(impls, log_dir)
     started = time.monotonic()
     result: dict[str, Any] = {
@@ -129,7 +134,7 @@ def measure(args: argparse.Namespace, curves: list[Curve]) -> dict[str, Any]:
         "loops": list(loops),
         "implementations": {
             impl.name: {"label": impl.label, "available": impl.available, "reason": impl.reason,
-                        "python": str(impl.python), "loop": impl.loop}
+                        "python": str(impl.python), "loop": impl.loop, "versions": versions.get(str(impl.python), {})}
             for impl in impls
         },
         "curves": {},
@@ -234,7 +239,7 @@ def baseline_of(result: dict[str, Any]) -> dict[str, Any]:
         "started": result["started"],
         "machine": result["machine"],
         "loops": result["loops"],
-        "implementations": {name: {"label": info["label"], "loop": info["loop"]}
+        "implementations": {name: {"label": info["label"], "loop": info["loop"], "versions": info.get("versions", {})}
                             for name, info in result["implementations"].items()},
         "curves": {name: {"settings": info["settings"], "elapsed_s": info.get("elapsed_s"),
                           "samples": info["samples"]}

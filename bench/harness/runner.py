@@ -112,6 +112,20 @@ def without_nan(value: Any) -> Any:
     return value
 
 
+def git_commit() -> str:
+    """The repository's HEAD commit, with `+changes` when mcp_kit/ or bench/ have uncommitted edits ('' if unknown)."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", str(implementations.REPO_DIR), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(implementations.REPO_DIR), "status", "--porcelain", "--",
+                                "mcp_kit", "bench"], capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("+changes" if dirty.strip() else "")
+
+
 def machine_info() -> dict[str, Any]:
     """What the figures were measured on."""
     cpu = ""
@@ -123,6 +137,7 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     return {
+        "commit": git_commit(),
         "cpus": os.cpu_count(),
         "cpu_model": cpu,
         "python": platform.python_version(),
