@@ -84,10 +84,17 @@ def median_of(summary: Summary, impl: str, name: str) -> float:
 # ------------------------------------------------------------------ target builders
 
 
-def _fmt(value: float, unit: str) -> str:
+def _number(value: float) -> str:
+    """Three significant figures without an exponent (1,234 rather than 1.23e+03)."""
     if math.isnan(value):
         return "-"
-    return f"{value:.3g} {unit}".strip()
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def _fmt(value: float, unit: str) -> str:
+    return "-" if math.isnan(value) else f"{_number(value)} {unit}".strip()
 
 
 def at_most(figure: str, x: float | str | None, bound: float, unit: str) -> Target:
@@ -112,7 +119,7 @@ def ratio_to_peer(figure: str, x: float | str | None, peer: str, factor: float, 
         requirement,
         lambda get, base, at: get(base, figure, at) / get(peer, figure, at),
         (lambda value: value >= factor) if higher else (lambda value: value <= factor),
-        lambda value: f"{value:.3g}x {peer}" if not math.isnan(value) else "-",
+        lambda value: f"{_number(value)}x {peer}" if not math.isnan(value) else "-",
         needs=(peer,),
     )
 
@@ -125,7 +132,7 @@ def peer_plus(figure: str, x: float | str | None, peer: str, offset: float, unit
         f"<= {peer} + {offset:g} {unit}",
         lambda get, base, at: get(base, figure, at) - get(peer, figure, at),
         lambda value: value <= offset,
-        lambda value: f"{peer} {value:+.3g} {unit}" if not math.isnan(value) else "-",
+        lambda value: f"{peer} {'+' if value >= 0 else ''}{_number(value)} {unit}" if not math.isnan(value) else "-",
         needs=(peer,),
     )
 
@@ -138,5 +145,5 @@ def against_own(figure: str, x: float | str, x0: float | str, factor: float) -> 
         f"<= {factor:g}x its value at {x0}",
         lambda get, base, at: get(base, figure, at) / get(base, figure, x0),
         lambda value: value <= factor,
-        lambda value: f"{value:.3g}x" if not math.isnan(value) else "-",
+        lambda value: f"{_number(value)}x" if not math.isnan(value) else "-",
     )
