@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,25 +46,25 @@ class SecurityPolicy:
         return cls(allowed_hosts=hosts, allowed_origins=origins, auth_token=auth_token, max_body=max_body)
 
     def host_allowed(self, host: str | None) -> bool:
-        if not self.allowed_hosts or host is None:
+        """True when the Host header names an allowed host exactly (any port); a missing Host is refused."""
+        if not self.allowed_hosts:
             return True
-        name = _strip_port(host.lower())
-        return any(name == _strip_port(allowed.lower()) for allowed in self.allowed_hosts)
+        name = _host_name(host) if host is not None else None
+        return name is not None and any(name == (_host_name(allowed) or allowed.lower()) for allowed in self.allowed_hosts)
 
     def origin_allowed(self, origin: str | None) -> bool:
+        """True for no Origin (not a browser), or one whose scheme and host are allowed exactly (any port)."""
         if origin is None:
             return True  # not a browser: nothing to rebind
         if "*" in self.allowed_origins:
             return True
         if not self.allowed_origins:
             return False
-        parts = urlsplit(origin.lower())
-        base = f"{parts.scheme}://{parts.hostname or ''}"
-        if parts.hostname and ":" in parts.hostname:
-            base = f"{parts.scheme}://[{parts.hostname}]"
+        exact = origin.lower().rstrip("/")
+        base = _origin_base(origin)  # None unless `scheme://host[:port]`: `null`, userinfo, a path, a bad port...
         for allowed in self.allowed_origins:
             allowed = allowed.lower().rstrip("/")
-            if allowed == origin.lower().rstrip("/") or allowed == base:
+            if allowed == exact or (base is not None and allowed == base):
                 return True
         return False
 
@@ -84,10 +85,28 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _strip_port(host: str) -> str:
-    if host.startswith("["):
-        return host[: host.index("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+_HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:@/\\]+)(?::[0-9]*)?")
+
+
+def _host_name(host: str) -> str | None:
+    """The name in a Host header (`name[:port]`, `[v6][:port]`), lower-cased; None when malformed."""
+    match = _HOST_HEADER.fullmatch(host.lower())
+    return match.group(1) if match else None
+
+
+def _origin_base(origin: str) -> str | None:
+    """`scheme://host` of a serialized origin (`scheme://host[:port]`, nothing more), else None."""
+    try:
+        parts = urlsplit(origin.lower())
+        port = parts.port
+    except ValueError:
+        return None
+    name = _host_name(parts.netloc)
+    if not parts.scheme or name is None or parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    if parts.netloc not in (name, f"{name}:{port}", f"{name}:"):
+        return None
+    return f"{parts.scheme}://{name}"
 
 
 class SecurityMiddleware:
