@@ -93,6 +93,30 @@ class ServerProcess:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                    "params": {"name": name, "arguments": arguments}})
 
+    def call_with_progress(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
+        """Call a tool with a progress token: its first progress notification proves it started."""
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                   "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": f"{request_id}-progress"}}})
+
+    def wait_until_started(self, request_id: Any) -> None:
+        self.wait_for(lambda m: m.get("method") == "notifications/progress"
+                      and m["params"]["progressToken"] == f"{request_id}-progress", timeout=10)
+
+    def rest(self, timeout: float = 10) -> list[dict[str, Any]]:
+        """Every message not claimed yet, up to the end of stdout (the server must have closed it)."""
+        rest, self.backlog = self.backlog, []
+        deadline = time.monotonic() + timeout
+        while (message := self.messages.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
+            rest.append(message)
+        return rest
+
+    def wait_for_stderr(self, marker: str, timeout: float = 10) -> None:
+        """Wait (bounded) until the server wrote `marker` to stderr."""
+        deadline = time.monotonic() + timeout
+        while marker not in self.stderr_text():
+            assert time.monotonic() < deadline, f"no {marker!r} on stderr within {timeout} s"
+            time.sleep(0.02)
+
     def stderr_text(self) -> str:
         self.stderr_file.flush()
         return self.stderr_path.read_text(errors="replace")
@@ -188,25 +212,24 @@ def test_ten_mebibyte_message_round_trips(spawn: Any) -> None:
 def test_stdin_eof_exits_cleanly_even_with_a_slow_tool_in_flight(spawn: Any) -> None:
     server = spawn()
     server.initialize()
-    server.call("slow", "slow", {"seconds": 20})
-    time.sleep(0.2)
-    started = time.monotonic()
+    server.call_with_progress("slow", "slow", {"seconds": 20})
+    server.wait_until_started("slow")
     assert server.proc.stdin is not None
     server.proc.stdin.close()
-    assert server.proc.wait(timeout=8) == 0
-    assert time.monotonic() - started < 8
-    server.reader.join(timeout=5)
-    assert all(m is None or m.get("id") != "slow" or "error" in m for m in server.backlog)
+    assert server.proc.wait(timeout=8) == 0  # 20 s of work left: exiting now proves the tool was stopped
+    late = [m for m in server.rest() if m.get("id") == "slow" and "result" in m]
+    assert late == [], "the slow call was answered after stdin closed"
     server.assert_stdout_is_only_json_lines()
 
 
 def test_sigterm_exits_cleanly(spawn: Any) -> None:
     server = spawn()
     server.initialize()
-    server.call("slow", "slow", {"seconds": 20})
-    time.sleep(0.2)
+    server.call_with_progress("slow", "slow", {"seconds": 20})
+    server.wait_until_started("slow")
     os.kill(server.proc.pid, signal.SIGTERM)
     assert server.proc.wait(timeout=8) == 0
+    assert [m for m in server.rest() if m.get("id") == "slow" and "result" in m] == []
     server.assert_stdout_is_only_json_lines()
 
 
@@ -266,7 +289,8 @@ def test_output_from_a_tool_does_not_corrupt_stdout(spawn: Any, tmp_path: Path) 
 
 
 SYNC_SLOW_SERVER = textwrap.dedent('''
-    """A server whose only tool blocks a worker thread."""
+    """A server whose only tool blocks a worker thread (and says so on stderr when it starts)."""
+    import sys
     import time
 
     from mcp_kit import MCPServer
@@ -276,6 +300,7 @@ SYNC_SLOW_SERVER = textwrap.dedent('''
 
     @app.tool
     def block(seconds: float) -> str:
+        print("block started", file=sys.stderr, flush=True)
         time.sleep(seconds)
         return "done"
 
@@ -292,7 +317,7 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     server = spawn(script)
     server.initialize()
     server.call("blocked", "block", {"seconds": 20})
-    time.sleep(0.3)
+    server.wait_for_stderr("block started")
     started = time.monotonic()
     if how == "eof":
         assert server.proc.stdin is not None
@@ -304,6 +329,7 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     except subprocess.TimeoutExpired:
         code = None
     assert code == 0, f"still running {time.monotonic() - started:.1f} s after {how} (sync tool thread not abandoned)"
+    assert [m for m in server.rest() if m.get("id") == "blocked" and "result" in m] == []
 
 
 def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues() -> None:
