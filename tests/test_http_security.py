@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from mcp_kit.transports.http_security import SecurityPolicy
+from mcp_kit.transports.http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
 from .support import http_server
 
@@ -108,6 +109,125 @@ def test_the_loopback_defaults_apply_only_to_a_loopback_bind(bind: str, loopback
     policy = SecurityPolicy.for_bind(bind)
     assert bool(policy.allowed_hosts) is loopback
     assert policy.host_allowed("evil.example") is not loopback
+
+
+# ---------------------------------------------------------------------------- the middleware, in process
+
+TOKEN = "s3cret-token"
+
+
+class Recorded:
+    """What the guarded app saw, and what the client got."""
+
+    def __init__(self) -> None:
+        self.reached: list[dict[str, Any]] = []
+        self.body = b""
+        self.sent: list[dict[str, Any]] = []
+
+    @property
+    def status(self) -> int:
+        return self.sent[0]["status"]
+
+    @property
+    def headers(self) -> dict[bytes, bytes]:
+        return dict(self.sent[0]["headers"])
+
+    @property
+    def error(self) -> dict[str, Any]:
+        reply = json.loads(self.sent[1]["body"])
+        assert reply["jsonrpc"] == "2.0" and reply["id"] is None
+        return reply["error"]
+
+
+async def guard(policy: SecurityPolicy, headers: dict[str, str], *, path: str = "/mcp", scope_type: str = "http",
+                chunks: tuple[bytes, ...] = (b"",)) -> Recorded:
+    """Run one request through SecurityMiddleware in front of an app that reads the whole body and answers 200."""
+    recorded = Recorded()
+    pending = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)]
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        recorded.reached.append(scope)
+        if scope["type"] == "http":
+            while True:
+                message = await receive()
+                recorded.body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    async def receive() -> dict[str, Any]:
+        return pending.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        recorded.sent.append(message)
+
+    scope = {"type": scope_type, "path": path,
+             "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]}
+    await SecurityMiddleware(app, policy)(scope, receive, send)
+    return recorded
+
+
+LOCAL = {"Host": f"127.0.0.1:{PORT}"}
+GUARDED = SecurityPolicy.for_bind("127.0.0.1", PORT, auth_token=TOKEN, max_body=10)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.mark.anyio
+async def test_refusals_are_json_rpc_errors_with_their_status_and_length() -> None:
+    for headers, status, text in (({"Host": "127.0.0.1.nip.io"}, 403, "Host header not allowed"),
+                                  ({**LOCAL, "Origin": "http://localhost.evil.example"}, 403, "Origin not allowed"),
+                                  (LOCAL, 401, "Unauthorized"),
+                                  ({**LOCAL, **AUTH, "Content-Length": "11"}, 413, "the limit is 10 bytes")):
+        recorded = await guard(GUARDED, headers)
+        assert recorded.reached == [] and recorded.status == status, headers
+        assert recorded.error["code"] == -32600 and text in recorded.error["message"]
+        assert recorded.headers[b"content-type"] == b"application/json"
+        assert int(recorded.headers[b"content-length"]) == len(recorded.sent[1]["body"])
+
+
+@pytest.mark.anyio
+async def test_the_checks_run_in_order_host_origin_token() -> None:
+    assert (await guard(GUARDED, {"Host": "evil.example", "Origin": "null"})).error["message"].startswith("Forbidden: Host")
+    assert (await guard(GUARDED, {**LOCAL, "Origin": "null"})).error["message"].startswith("Forbidden: Origin")
+    assert (await guard(GUARDED, {**LOCAL, "Content-Length": "99"})).status == 401
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("authorization", "accepted"), [
+    (f"Bearer {TOKEN}", True), (f"bearer {TOKEN}", True), (f"BEARER {TOKEN} ", True),
+    (None, False), ("", False), ("Bearer", False), ("Bearer ", False), (TOKEN, False), (f"Basic {TOKEN}", False),
+    (f"Bearer {TOKEN[:-1]}", False), (f"Bearer {TOKEN}x", False), (f"Bearer x{TOKEN}", False),
+    (f"Bearer {TOKEN.upper()}", False), (f"Bearer{TOKEN}", False),
+])
+async def test_the_bearer_token_must_match_exactly(authorization: str | None, accepted: bool) -> None:
+    headers = dict(LOCAL) if authorization is None else {**LOCAL, "Authorization": authorization}
+    recorded = await guard(GUARDED, headers)
+    assert bool(recorded.reached) is accepted
+    if not accepted:
+        challenge = recorded.headers[b"www-authenticate"].decode()
+        assert recorded.status == 401 and challenge.startswith('Bearer realm="mcp", ')
+        assert ('error="invalid_token"' in challenge) is bool(authorization)
+    assert SecurityPolicy.for_bind("127.0.0.1").token_ok(authorization)  # no token configured: nothing to check
+
+
+@pytest.mark.anyio
+async def test_body_limit_by_content_length_and_by_what_actually_arrives() -> None:
+    exact = await guard(GUARDED, {**LOCAL, **AUTH, "Content-Length": "10"}, chunks=(b"0123456789",))
+    assert exact.status == 200 and exact.body == b"0123456789"
+    assert (await guard(GUARDED, {**LOCAL, **AUTH, "Content-Length": "11"})).status == 413
+    split = await guard(GUARDED, {**LOCAL, **AUTH}, chunks=(b"01234", b"56789", b""))
+    assert split.status == 200 and split.body == b"0123456789"
+    with pytest.raises(BodyTooLarge, match="the limit is 10 bytes"):  # chunked, no length: stopped on the way
+        await guard(GUARDED, {**LOCAL, **AUTH, "Content-Length": "x"}, chunks=(b"012345", b"67890"))
+
+
+@pytest.mark.anyio
+async def test_open_paths_and_other_scope_types_pass_unchecked() -> None:
+    health = await guard(GUARDED, {"Host": "evil.example"}, path="/healthz")
+    assert health.status == 200 and len(health.reached) == 1
+    lifespan = await guard(GUARDED, {}, scope_type="lifespan")
+    assert lifespan.reached[0]["type"] == "lifespan" and lifespan.sent == []
+    assert (await guard(GUARDED, {"Host": "evil.example"}, path="/healthz/x")).status == 403
 
 
 # ---------------------------------------------------------------------------- through a real uvicorn
