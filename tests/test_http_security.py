@@ -102,6 +102,25 @@ def test_a_public_bind_checks_no_host_and_allows_no_browser_origin_unless_config
     assert anyone.origin_allowed("http://evil.example") and anyone.origin_allowed("null")
 
 
+def test_configured_hosts_may_carry_a_port_and_any_case() -> None:
+    policy = SecurityPolicy(allowed_hosts=["MCP.example.com:8443", "[::1]:9"])
+    assert policy.host_allowed("mcp.example.com:8443") and policy.host_allowed("mcp.example.com")
+    assert policy.host_allowed("[::1]") and not policy.host_allowed("example.com:8443")
+
+
+def test_defaults_body_limit_16_mib_and_keyword_options() -> None:
+    assert SecurityPolicy().max_body == SecurityPolicy.for_bind("127.0.0.1").max_body == 16 * 1024 * 1024
+    policy = SecurityPolicy.for_bind(host="localhost", port=PORT, allowed_origins=["http://app.example"])
+    assert policy.origin_allowed("http://app.example") and policy.host_allowed("localhost")
+    with pytest.raises(TypeError):
+        SecurityPolicy.for_bind("localhost", PORT, ["http://app.example"])  # type: ignore[misc]  # keyword-only
+
+
+def test_a_host_read_from_the_command_line_is_recognised_as_loopback() -> None:
+    from_argv = "".join(["local", "host"])  # a fresh string, as argparse hands over, not an interned literal
+    assert SecurityPolicy.for_bind(from_argv).allowed_hosts
+
+
 @pytest.mark.parametrize(("bind", "loopback"), [("127.0.0.1", True), ("127.9.9.9", True), ("localhost", True),
                                                 ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("", False),
                                                 ("localhost.evil.example", False), ("192.0.2.1", False)])

@@ -98,13 +98,11 @@ def _origin_base(origin: str) -> str | None:
     """`scheme://host` of a serialized origin (`scheme://host[:port]`, nothing more), else None."""
     try:
         parts = urlsplit(origin.lower())
-        port = parts.port
+        parts.port  # noqa: B018  # raises ValueError for a port that is not a number in range
     except ValueError:
         return None
-    name = _host_name(parts.netloc)
+    name = _host_name(parts.netloc)  # None for userinfo, or anything after the host but a port
     if not parts.scheme or name is None or parts.path not in ("", "/") or parts.query or parts.fragment:
-        return None
-    if parts.netloc not in (name, f"{name}:{port}", f"{name}:"):
         return None
     return f"{parts.scheme}://{name}"
 
