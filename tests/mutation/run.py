@@ -41,7 +41,7 @@ class Target:
 
 TARGETS = {
     "jsonrpc": Target("mcp_kit/jsonrpc.py", ("tests/test_jsonrpc.py", "tests/test_dispatcher.py")),
-    "dispatcher": Target("mcp_kit/dispatcher.py", ("tests/test_dispatcher.py",)),
+    "dispatcher": Target("mcp_kit/dispatcher.py", ("tests/test_dispatcher_cancellation.py", "tests/test_dispatcher.py")),
     "http_security": Target("mcp_kit/transports/http_security.py", ("tests/test_http_security.py",)),
     "sandbox": Target("servers/filesystem/sandbox.py", (
         "tests/filesystem/test_filesystem_sandbox.py", "tests/filesystem/test_filesystem_near_misses.py",
