@@ -93,30 +93,6 @@ class ServerProcess:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                    "params": {"name": name, "arguments": arguments}})
 
-    def call_with_progress(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
-        """Call a tool with a progress token: its first progress notification proves it started."""
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                   "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": f"{request_id}-progress"}}})
-
-    def wait_until_started(self, request_id: Any) -> None:
-        self.wait_for(lambda m: m.get("method") == "notifications/progress"
-                      and m["params"]["progressToken"] == f"{request_id}-progress", timeout=10)
-
-    def rest(self, timeout: float = 10) -> list[dict[str, Any]]:
-        """Every message not claimed yet, up to the end of stdout (the server must have closed it)."""
-        rest, self.backlog = self.backlog, []
-        deadline = time.monotonic() + timeout
-        while (message := self.messages.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
-            rest.append(message)
-        return rest
-
-    def wait_for_stderr(self, marker: str, timeout: float = 10) -> None:
-        """Wait (bounded) until the server wrote `marker` to stderr."""
-        deadline = time.monotonic() + timeout
-        while marker not in self.stderr_text():
-            assert time.monotonic() < deadline, f"no {marker!r} on stderr within {timeout} s"
-            time.sleep(0.02)
-
     def stderr_text(self) -> str:
         self.stderr_file.flush()
         return self.stderr_path.read_text(errors="replace")
@@ -209,27 +185,49 @@ def test_ten_mebibyte_message_round_trips(spawn: Any) -> None:
     server.assert_stdout_is_only_json_lines()
 
 
+def call_until_it_reports_progress(server: ServerProcess, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
+    """Call a tool with a progress token and wait for its first progress: the call has started."""
+    server.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                 "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": f"{request_id}-progress"}}})
+    server.wait_for(lambda m: m.get("method") == "notifications/progress"
+                    and m["params"]["progressToken"] == f"{request_id}-progress", timeout=10)
+
+
+def rest(server: ServerProcess, timeout: float = 10) -> list[dict[str, Any]]:
+    """Every message not claimed yet, up to the end of stdout: what waits left in the backlog *and* the queue."""
+    unclaimed, server.backlog = server.backlog, []
+    deadline = time.monotonic() + timeout
+    while (message := server.messages.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
+        unclaimed.append(message)
+    return unclaimed
+
+
+def wait_for_stderr(server: ServerProcess, marker: str, timeout: float = 10) -> None:
+    """Wait (bounded) until the server wrote `marker` to stderr."""
+    deadline = time.monotonic() + timeout
+    while marker not in server.stderr_text():
+        assert time.monotonic() < deadline, f"no {marker!r} on stderr within {timeout} s"
+        time.sleep(0.02)
+
+
 def test_stdin_eof_exits_cleanly_even_with_a_slow_tool_in_flight(spawn: Any) -> None:
     server = spawn()
     server.initialize()
-    server.call_with_progress("slow", "slow", {"seconds": 20})
-    server.wait_until_started("slow")
+    call_until_it_reports_progress(server, "slow", "slow", {"seconds": 20})
     assert server.proc.stdin is not None
     server.proc.stdin.close()
     assert server.proc.wait(timeout=8) == 0  # 20 s of work left: exiting now proves the tool was stopped
-    late = [m for m in server.rest() if m.get("id") == "slow" and "result" in m]
-    assert late == [], "the slow call was answered after stdin closed"
+    assert [m for m in rest(server) if m.get("id") == "slow" and "result" in m] == []
     server.assert_stdout_is_only_json_lines()
 
 
 def test_sigterm_exits_cleanly(spawn: Any) -> None:
     server = spawn()
     server.initialize()
-    server.call_with_progress("slow", "slow", {"seconds": 20})
-    server.wait_until_started("slow")
+    call_until_it_reports_progress(server, "slow", "slow", {"seconds": 20})
     os.kill(server.proc.pid, signal.SIGTERM)
     assert server.proc.wait(timeout=8) == 0
-    assert [m for m in server.rest() if m.get("id") == "slow" and "result" in m] == []
+    assert [m for m in rest(server) if m.get("id") == "slow" and "result" in m] == []
     server.assert_stdout_is_only_json_lines()
 
 
@@ -317,7 +315,7 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     server = spawn(script)
     server.initialize()
     server.call("blocked", "block", {"seconds": 20})
-    server.wait_for_stderr("block started")
+    wait_for_stderr(server, "block started")
     started = time.monotonic()
     if how == "eof":
         assert server.proc.stdin is not None
@@ -329,7 +327,7 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     except subprocess.TimeoutExpired:
         code = None
     assert code == 0, f"still running {time.monotonic() - started:.1f} s after {how} (sync tool thread not abandoned)"
-    assert [m for m in server.rest() if m.get("id") == "blocked" and "result" in m] == []
+    assert [m for m in rest(server) if m.get("id") == "blocked" and "result" in m] == []
 
 
 def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues() -> None:
