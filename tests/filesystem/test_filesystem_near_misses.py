@@ -180,3 +180,52 @@ async def test_unicode_normalisation_variants_of_the_root_are_other_directories(
             with pytest.raises(MCPError) as denied:
                 await client.read_resource(file_uri(sibling / "secret.txt"))
             assert denied.value.code == -32002
+
+
+def padded_path(root: Path, length: int) -> str:
+    """An absolute path inside `root` of exactly `length` characters (components of at most 200)."""
+    path = str(root)
+    while len(path) < length:
+        path += "/" + "d" * min(200, length - len(path) - 1)
+    assert len(path) == length
+    return path
+
+
+async def test_the_path_and_name_limits_hold_at_their_exact_boundaries(near: tuple[Path, list[Path]]) -> None:
+    root, _ = near
+    async with connect(build_server([root])) as client:
+        async def message(name: str, arguments: dict[str, Any]) -> str:
+            result = await client.call_tool(name, arguments)
+            assert result["isError"] is True, arguments
+            return text_of(result)
+
+        at_limit = await message("read_text_file", {"path": padded_path(root, 4096)})  # the OS may refuse it, we do not
+        assert "the limit is 4096" not in at_limit
+        assert "the limit is 4096" in await message("read_text_file", {"path": padded_path(root, 4097)})
+        longest = "é" * 127 + "a"  # 255 bytes in UTF-8: the longest name a filesystem takes
+        written = await client.call_tool("write_file", {"path": longest, "content": "edge"})
+        assert written["isError"] is False and (root / longest).read_text() == "edge"
+        assert text_of(await client.call_tool("read_text_file", {"path": longest})) == "edge"
+        assert "longer than 255 bytes" in await message("write_file", {"path": "é" * 128, "content": "x"})
+        assert sorted(os.listdir(root)) == sorted(["ok.txt", "sub", longest])
+
+
+async def test_a_parent_that_is_a_file_or_missing_is_named_in_the_error(near: tuple[Path, list[Path]]) -> None:
+    root, _ = near
+    async with connect(build_server([root])) as client:
+        for name, arguments, why in (("write_file", {"path": "ok.txt/child.txt", "content": "x"}, "not a directory"),
+                                     ("read_text_file", {"path": "ok.txt/child.txt"}, "not a directory"),
+                                     ("write_file", {"path": "missing/x.txt", "content": "x"}, "does not exist")):
+            result = await client.call_tool(name, arguments)
+            message = text_of(result)
+            assert result["isError"] is True and why in message and repr(arguments["path"]) in message, message
+    assert (root / "ok.txt").read_text() == "inside\n" and not (root / "missing").exists()
+
+
+async def test_client_roots_that_are_missing_or_malformed_are_skipped_not_fatal(near: tuple[Path, list[Path]]) -> None:
+    root, _ = near
+    offered = [{"uri": file_uri(root / "no_such_dir")}, {"uri": file_uri(root) + "/x%00y"},
+               {"uri": file_uri(root / "ok.txt")}, {"uri": file_uri(root / "sub")}]
+    async with connect(build_server([root]), roots=offered) as client:
+        allowed = await client.call_tool("list_allowed_directories", {})
+        assert allowed["structuredContent"]["directories"] == [str(root / "sub")]
