@@ -202,3 +202,16 @@ def test_what_we_send_is_always_strict_json() -> None:
 def test_encoding_stays_compact_utf8_on_the_big_integer_path() -> None:
     data = encode_message(Response(1, {"n": 2**70, "s": "日本"}))  # past 64 bits: the stdlib encoder's path
     assert data == b'{"jsonrpc":"2.0","id":1,"result":{"n":1180591620717411303424,"s":"' + "日本".encode() + b'"}}'
+
+
+def test_models_in_a_message_are_dumped_by_alias_without_nones_on_the_big_integer_path() -> None:
+    from pydantic import BaseModel, Field
+
+    class Shape(BaseModel):
+        input_schema: dict = Field(alias="inputSchema")
+        title: str | None = None
+
+    data = encode_message(Response(1, {"n": 2**70, "tool": Shape(inputSchema={"type": "object"})}))
+    assert json.loads(data)["result"] == {"n": 2**70, "tool": {"inputSchema": {"type": "object"}}}
+    with pytest.raises(TypeError, match="object is not JSON serialisable"):
+        encode_message(Response(1, {"n": 2**70, "x": object()}))
