@@ -1,6 +1,7 @@
 """The coverage floor bin/test enforces: read coverage's JSON report, name every module below its floor.
 
-Floors: at least 90% of the lines of `mcp_kit` and `servers` together, and no single module under 75%.
+Floors: at least 90% of the lines of `mcp_kit` and `servers` together, and no single module under 75%
+(modules for another operating system excepted, see PLATFORM_ONLY).
 Usage: python tests/coverage_floor.py coverage.json [--report-only]   (exit 1 when a floor is missed,
 unless --report-only). Not a pytest module: it reads the data the whole run produced.
 """
@@ -16,6 +17,9 @@ from pathlib import Path
 TOTAL_FLOOR = 90.0
 MODULE_FLOOR = 75.0
 PACKAGES = ("mcp_kit", "servers")
+# Modules that only run on another operating system: reported, but held to no floor elsewhere (their
+# tests run where they can: CI on that system). Main has the Windows filesystem seam since its merge.
+PLATFORM_ONLY = {"servers.filesystem.native.windows": "win32"}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -49,7 +53,7 @@ def read_modules(report: dict) -> list[ModuleCoverage]:
     modules = []
     for path, data in report["files"].items():
         name = module_name(path)
-        if name.split(".")[0] not in PACKAGES:
+        if name.split(".")[0] not in PACKAGES or PLATFORM_ONLY.get(name, sys.platform) != sys.platform:
             continue
         summary = data["summary"]
         modules.append(ModuleCoverage(name, summary["covered_lines"], summary["num_statements"]))

@@ -41,7 +41,7 @@ def tools_and_notes() -> MCPServer:
 async def test_listen_agrees_to_what_the_server_offers_and_delivers_only_that() -> None:
     app = tools_and_notes()
     asked = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": False,
-             "resourceSubscriptions": ["note://a", 7]}
+             "resourceSubscriptions": ["note://a"]}
     answers: list[Any] = []
     async with connect(app, initialize=False) as client:
         async with anyio.create_task_group() as tg:
