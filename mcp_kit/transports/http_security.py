@@ -8,6 +8,7 @@ configured, is compared in constant time; a missing or wrong one gets 401 with
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
@@ -50,7 +51,7 @@ class SecurityPolicy:
         if not self.allowed_hosts:
             return True
         name = _host_name(host) if host is not None else None
-        return name is not None and any(name == (_host_name(allowed) or allowed.lower()) for allowed in self.allowed_hosts)
+        return name is not None and name in _host_names(tuple(self.allowed_hosts))
 
     def origin_allowed(self, origin: str | None) -> bool:
         """True for no Origin (not a browser), or one whose scheme and host are allowed exactly (any port)."""
@@ -92,6 +93,12 @@ def _host_name(host: str) -> str | None:
     """The name in a Host header (`name[:port]`, `[v6][:port]`), lower-cased; None when malformed."""
     match = _HOST_HEADER.fullmatch(host.lower())
     return match.group(1) if match else None
+
+
+@functools.lru_cache(maxsize=16)
+def _host_names(allowed: tuple[str, ...]) -> frozenset[str]:
+    """The names an allow-list admits (ports dropped, lower-cased), worked out once per list."""
+    return frozenset(_host_name(entry) or entry.lower() for entry in allowed)
 
 
 def _origin_base(origin: str) -> str | None:
