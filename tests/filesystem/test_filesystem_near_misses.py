@@ -219,6 +219,7 @@ async def test_a_parent_that_is_a_file_or_missing_is_named_in_the_error(near: tu
             result = await client.call_tool(name, arguments)
             message = text_of(result)
             assert result["isError"] is True and why in message and repr(arguments["path"]) in message, message
+            assert "SandboxedPath" not in message and "bound method" not in message  # no internals, only the path
     assert (root / "ok.txt").read_text() == "inside\n" and not (root / "missing").exists()
 
 
