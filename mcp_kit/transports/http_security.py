@@ -86,12 +86,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-_HOST_HEADER = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:@/\\]+)(?::[0-9]*)?")
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:@/\\]+)(?::[0-9]*)?")
 
 
 def _host_name(host: str) -> str | None:
     """The name in a Host header (`name[:port]`, `[v6][:port]`), lower-cased; None when malformed."""
-    match = _HOST_HEADER.fullmatch(host.lower())
+    match = _HOST_NAME.fullmatch(host.lower())
     return match.group(1) if match else None
 
 
