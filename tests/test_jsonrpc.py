@@ -213,5 +213,5 @@ def test_models_in_a_message_are_dumped_by_alias_without_nones_on_the_big_intege
 
     data = encode_message(Response(1, {"n": 2**70, "tool": Shape(inputSchema={"type": "object"})}))
     assert json.loads(data)["result"] == {"n": 2**70, "tool": {"inputSchema": {"type": "object"}}}
-    with pytest.raises(TypeError, match="object is not JSON serialisable"):
+    with pytest.raises((TypeError, ValueError), match="object is not JSON serialisable"):  # named, whatever the class
         encode_message(Response(1, {"n": 2**70, "x": object()}))

@@ -190,8 +190,13 @@ async def test_only_one_json_request_per_post() -> None:
             for _ in range(10):
                 yield b"y" * 1000
 
-        big = await client.post(url, content=too_long(), headers=headers_for("ping"))
-        assert "the limit is 4096 bytes" in rejected(big, -32600, status=413)
+        try:
+            big = await client.post(url, content=too_long(), headers=headers_for("ping"))
+        except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
+            pass  # the server answered 413 and closed before reading the rest: the reset can beat the reply
+        else:
+            assert "the limit is 4096 bytes" in rejected(big, -32600, status=413)
+        assert (await post(client, url, envelope("tools/list"), headers_for("tools/list"))).status_code == 200
 
 
 async def test_the_answer_is_json_when_it_comes_first_and_a_stream_when_notifications_do() -> None:
