@@ -14,6 +14,12 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
+COVERAGE_VARIABLES = ("COVERAGE_PROCESS_START", "COVERAGE_FILE")  # set by bin/test to measure every subprocess
+
+
+def coverage_env() -> dict[str, str]:
+    """Coverage's own variables, for a test that starts a process with an otherwise bare environment."""
+    return {name: os.environ[name] for name in COVERAGE_VARIABLES if name in os.environ}
 
 
 def free_port() -> int:

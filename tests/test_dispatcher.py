@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -300,21 +301,38 @@ async def test_outbound_request_fails_when_the_connection_closes() -> None:
 # ---------------------------------------------------------------------------- a real session, raw frames
 
 
-def demo_app() -> MCPServer:
+class Probe:
+    """What the demo tools tell the test: that `nap` was cancelled, and where `nap_sync`'s worker thread is."""
+
+    def __init__(self) -> None:
+        self.nap_cancelled = anyio.Event()
+        self.sync_started = threading.Event()
+        self.sync_release = threading.Event()  # set: nap_sync stops waiting at once
+        self.sync_finished = threading.Event()
+
+
+def demo_app(probe: Probe | None = None) -> MCPServer:
     app = MCPServer("raw")
+    probe = probe or Probe()
 
     @app.tool
     async def nap(seconds: float, ctx: Context) -> str:
         """Sleep, reporting progress twice."""
         await ctx.report_progress(0, 2, "start")
-        await anyio.sleep(seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            probe.nap_cancelled.set()
+            raise
         await ctx.report_progress(2, 2)
         return f"napped {seconds}"
 
     @app.tool
     def nap_sync(seconds: float) -> str:
-        """Block a worker thread."""
-        time.sleep(seconds)
+        """Block a worker thread (for `seconds`, or until the test releases it)."""
+        probe.sync_started.set()
+        probe.sync_release.wait(seconds)
+        probe.sync_finished.set()
         return f"napped {seconds}"
 
     @app.tool
@@ -402,18 +420,24 @@ async def test_no_progress_without_a_token() -> None:
         assert not [m for m in out.messages() if m.get("method") == "notifications/progress"]
 
 
+def is_progress(token: str) -> Callable[[Any], bool]:
+    return lambda f: isinstance(f, dict) and f.get("method") == "notifications/progress" and f["params"]["progressToken"] == token
+
+
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10}}))
-        await anyio.sleep(0.05)
+    probe = Probe()
+    async with raw_session(demo_app(probe), "2025-11-25") as (session, out):
+        await session.dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10},
+                                                                         "_meta": {"progressToken": "long"}}))
+        await out.wait_for(is_progress("long"))  # the tool is running
         assert session.dispatcher.in_flight == 1
         await session.dispatcher.feed_frame(json.dumps({
             "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "user"}}))
-        await anyio.sleep(0.1)
-        assert session.dispatcher.in_flight == 0
+        with anyio.fail_after(5):
+            await probe.nap_cancelled.wait()  # the tool itself saw the cancellation
         await session.dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         assert (await out.answer("next"))["result"]["isError"] is False
-        await anyio.sleep(0.05)
+        assert session.dispatcher.in_flight == 0  # "long" is gone; an answer to it would have been sent by now
         assert out.answers_to("long") == []
 
 
@@ -441,11 +465,17 @@ async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) 
 
 
 async def test_cancelled_sync_tool_is_never_answered() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 0.4}}))
-        await anyio.sleep(0.05)
+    probe = Probe()
+    async with raw_session(demo_app(probe), "2025-11-25") as (session, out):
+        await session.dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 30}}))
+        assert await anyio.to_thread.run_sync(probe.sync_started.wait, 5)  # the worker thread is blocked in the tool
         await session.dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
         await session.dispatcher.feed_frame(frame("p", "ping"))
         await out.answer("p", timeout=1)
-        await anyio.sleep(0.6)  # the worker thread has finished by now
-        assert out.answers_to("s") == []
+        assert session.dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
+        assert not probe.sync_finished.is_set()
+        probe.sync_release.set()
+        assert await anyio.to_thread.run_sync(probe.sync_finished.wait, 5)  # the tool returned a result...
+        await session.dispatcher.feed_frame(frame("p2", "ping"))
+        await out.answer("p2", timeout=1)
+        assert out.answers_to("s") == []  # ... and nobody sent it

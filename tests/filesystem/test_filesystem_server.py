@@ -319,10 +319,24 @@ async def test_subscription_follows_changes_deletion_and_recreation(layout: Layo
             change()
             note = await client.wait_notification("notifications/resources/updated", timeout=20, after=seen)
             assert note["params"]["uri"] == uri
+        # Unrelated writes in the same directory: a witness watching that file sees each of them; the target's
+        # watcher (which watches the directory too) says nothing, yet is still alive for its own file.
+        other = layout.root / "other.txt"
+        other.write_text("unrelated")
+        await client.subscribe(file_uri(other))
+        await _prime(client, file_uri(other), other)
         seen = len(client.notifications)
-        (layout.root / "other.txt").write_text("unrelated")
-        await anyio.sleep(0.5)
-        assert all(n["method"] != "notifications/resources/updated" for n in client.notifications[seen:])
+        for attempt in range(3):
+            mark = len(client.notifications)
+            other.write_text(f"unrelated {attempt}")
+            await client.wait_notification("notifications/resources/updated", timeout=20, after=mark,
+                                           where=lambda p: p["uri"] == file_uri(other))
+        await client.request("ping")
+        assert [n for n in client.notifications[seen:] if n["params"].get("uri") == uri] == []
+        target.write_text("v4")
+        await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
+                                       where=lambda p: p["uri"] == uri)
+        await client.unsubscribe(file_uri(other))
         await client.unsubscribe(uri)
         with anyio.fail_after(10):
             while app.hub.watching(uri):
