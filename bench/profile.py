@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import http_suite, implementations, processes
 from harness.implementations import REPO_DIR, Implementation
 from harness.stdio_client import StdioPeer
-from harness.stdio_suite import ECHO_TEXT, _call_line_parts, _pipelined
+from harness.stdio_suite import ECHO_TEXT, call_line_parts, pipelined
 
 logger = logging.getLogger("bench.profile")
 PROFILE_DIR = implementations.BENCH_DIR / "results" / "profiles"
@@ -97,8 +97,8 @@ def drive_stdio(
         peer.initialize(120)
         if spy is not None:
             spy.attach(peer.pid)
-        head, tail = _call_line_parts("echo", {"text": ECHO_TEXT})
-        elapsed = _pipelined(peer, head, tail, calls, 64, time.monotonic() + 600)
+        head, tail = call_line_parts("echo", {"text": ECHO_TEXT})
+        elapsed = pipelined(peer, head, tail, calls, 64, time.monotonic() + 600)
         if spy is not None:
             spy.detach()
         assert peer.proc.stdin is not None

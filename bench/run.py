@@ -4,8 +4,11 @@
     .venv/bin/python bench/run.py --full      # the figures for the README (~15 minutes)
 
 Every server is a black box started as a subprocess; peers live in their own venvs under bench/.venvs/.
-Implementations are interleaved within each repetition; the table shows medians with min-max across
-repetitions and each peer's ratio to mcp_kit. Raw figures go to bench/results/<stamp>-<mode>.json, and their
+Each runs twice, on uvloop + httptools and on the stdlib asyncio loop + h11 (`--loops`), so the
+framework's own cost shows apart from the event loop's. Implementations are interleaved within each
+repetition; one table per event loop shows medians with min-max across repetitions, each peer's
+ratio to mcp_kit and the bytes per reply (a row whose implementations sent unequal bytes is refused).
+Raw figures go to bench/results/<stamp>-<mode>.json, and their
 chart (mcp_kit vs the SDK and FastMCP, one panel per figure) beside it as <stamp>-<mode>.svg.
 """
 
@@ -14,22 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import platform
 import sys
 import time
-import traceback
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (
     chart,
-    codec,
     http_suite,
     implementations,
     legacy_sse,
@@ -40,11 +38,13 @@ from harness import (
     targets,
 )
 from harness.metrics import all_metrics
+from harness.runner import Run, machine_info, rotated, without_nan
 from harness.stats import summary as summarise
 
 logger = logging.getLogger("bench")
+LOOP_TITLES = {"uvloop": "uvloop + httptools", "asyncio": "stdlib asyncio + h11"}
 RESULTS_DIR = implementations.BENCH_DIR / "results"
-ALL_IMPLEMENTATIONS = ["mcp_kit", "sdk", "fastmcp", "floor"]
+ALL_IMPLEMENTATIONS = list(implementations.BASE_NAMES)
 
 
 @dataclass(frozen=True)
@@ -62,26 +62,26 @@ class Mode:
 
 MODES = {
     "quick": Mode(
-        cold_reps=3,
-        stdio_reps=2,
-        http_reps=2,
+        cold_reps=2,
+        stdio_reps=1,
+        http_reps=1,
         stdio=stdio_suite.StdioPlan(
-            warmup_calls=100,
-            sequential_calls=1000,
-            list_calls=100,
-            read_calls=100,
-            pipelined_calls=2000,
+            warmup_calls=50,
+            sequential_calls=400,
+            list_calls=50,
+            read_calls=50,
+            pipelined_calls=1000,
             window=64,
             big_calls=2,
             big_bytes=1 << 20,
             phase_timeout_s=60,
         ),
-        leak_first=500,
-        leak_total=2000,
+        leak_first=200,
+        leak_total=600,
         http=http_suite.HttpPlan(
             concurrencies=(1, 16, 64),
             warmup_calls=2,
-            duration_s=0.5,
+            duration_s=0.25,
             max_calls=200_000,
             start_timeout_s=30,
         ),
@@ -112,88 +112,6 @@ MODES = {
         ),
     ),
 }
-
-
-class Run:
-    """Collects samples and errors of one benchmark run."""
-
-    def __init__(
-        self, impls: list[implementations.Implementation], log_dir: Path
-    ) -> None:
-        self.impls = impls
-        self.log_dir = log_dir
-        self.samples: dict[str, dict[str, list[float]]] = {
-            impl.name: {} for impl in impls
-        }
-        self.extra: dict[str, dict[str, list[Any]]] = {impl.name: {} for impl in impls}
-        self.errors: list[dict[str, Any]] = []
-        self.phase_seconds: list[dict[str, Any]] = []
-
-    def record(self, impl: str, prefix: str, figures: dict[str, Any]) -> None:
-        """Store one repetition's figures under `prefix.key`."""
-        for key, value in figures.items():
-            target = self.samples if isinstance(value, (int, float)) else self.extra
-            target[impl].setdefault(f"{prefix}.{key}", []).append(value)
-
-    def attempt(
-        self,
-        impl: implementations.Implementation,
-        phase: str,
-        rep: int,
-        action: Callable[[Any], Any],
-    ) -> Any:
-        """Run one measurement with its server's stderr in a log file; record (not raise) failures."""
-        log_path = self.log_dir / f"{impl.name}-{phase}-r{rep}.log"
-        started = time.monotonic()
-        try:
-            with open(log_path, "wb") as stderr:
-                result = action(stderr)
-        except Exception as exc:  # noqa: BLE001 - a failing server must not stop the run
-            tail = (
-                log_path.read_text(errors="replace").strip().splitlines()[-5:]
-                if log_path.exists()
-                else []
-            )
-            self.errors.append(
-                {
-                    "impl": impl.name,
-                    "phase": phase,
-                    "rep": rep,
-                    "error": f"{type(exc).__name__}: {exc}",
-                    "stderr_tail": tail,
-                }
-            )
-            logger.error(
-                "%s %s rep %d failed: %s: %s",
-                impl.name,
-                phase,
-                rep,
-                type(exc).__name__,
-                exc,
-            )
-            for line in tail:
-                logger.error("    %s", line)
-            logger.debug("%s", traceback.format_exc())
-            return None
-        seconds = time.monotonic() - started
-        self.phase_seconds.append(
-            {
-                "impl": impl.name,
-                "phase": phase,
-                "rep": rep,
-                "seconds": round(seconds, 3),
-            }
-        )
-        logger.info("  %-8s %-10s rep %d  %.1f s", impl.name, phase, rep, seconds)
-        return result
-
-
-def rotated(items: list[Any], shift: int) -> list[Any]:
-    """`items` rotated left by `shift` (varies who runs first in each repetition)."""
-    if not items:
-        return items
-    shift %= len(items)
-    return items[shift:] + items[:shift]
 
 
 def run_all(run: Run, mode: Mode, do_stdio: bool, do_http: bool) -> None:
@@ -271,7 +189,7 @@ def run_all(run: Run, mode: Mode, do_stdio: bool, do_http: bool) -> None:
                     if figures:
                         run.record(impl.name, f"http_{label}", figures)
         logger.info("legacy HTTP+SSE x%d", mode.http_reps)
-        legacy_impls = [impl for impl in http_impls if impl.name != "floor"]  # the floor has no /sse
+        legacy_impls = [impl for impl in http_impls if impl.base != "floor"]  # the floor has no /sse
         for rep in range(mode.http_reps):
             for impl in rotated(legacy_impls, rep):
                 figures = run.attempt(
@@ -289,36 +207,6 @@ def run_all(run: Run, mode: Mode, do_stdio: bool, do_http: bool) -> None:
                 )
                 if figures:
                     run.record(impl.name, "legacy_sse", figures)
-
-
-def without_nan(value: Any) -> Any:
-    """Copy of `value` with NaN/inf floats replaced by None (strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: without_nan(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [without_nan(item) for item in value]
-    return value
-
-
-def machine_info() -> dict[str, Any]:
-    """What the figures were measured on."""
-    cpu = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpus": os.cpu_count(),
-        "cpu_model": cpu,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "client_json_codec": codec.CODEC_NAME,
-    }
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -345,6 +233,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--impl",
         default=",".join(ALL_IMPLEMENTATIONS),
         help="comma-separated subset of " + ",".join(ALL_IMPLEMENTATIONS),
+    )
+    parser.add_argument(
+        "--loops",
+        default=",".join(implementations.LOOPS),
+        help="event loops to run every server on: uvloop (with httptools), asyncio (stdlib loop, h11); "
+        "default both",
     )
     parser.add_argument(
         "--baseline",
@@ -390,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
 
-    impls = implementations.prepare(names, setup_peers=not args.no_setup)
+    loops = tuple(loop.strip() for loop in args.loops.split(",") if loop.strip())
+    impls = implementations.prepare(names, setup_peers=not args.no_setup, loops=loops)
     for impl in impls:
         logger.info(
             "%-8s %s",
@@ -411,8 +306,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, metrics in run.samples.items()
     }
     metrics = all_metrics(mode.http.concurrencies)
-    baseline = args.baseline if args.baseline in order else order[0]
-    target_rows = targets.evaluate(summary, baseline)
+    tables = []  # (loop, implementations in that loop, baseline)
+    for loop in loops:
+        names_in_loop = [impl.name for impl in impls if impl.loop == loop]
+        if not names_in_loop:
+            continue
+        wanted = implementations.variant_name(implementations.split_name(args.baseline)[0], loop)
+        tables.append((loop, names_in_loop, wanted if wanted in names_in_loop else names_in_loop[0]))
+    baseline = tables[0][2] if tables else order[0]
+    targets_by_loop = {loop: targets.evaluate(summary, base, metrics) for loop, _, base in tables}
+    target_rows = targets_by_loop.get(loops[0], []) if loops else []
     elapsed = time.monotonic() - started
 
     result = {
@@ -441,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         "details": run.extra,
         "summary": summary,
         "targets": target_rows,
+        "targets_by_loop": targets_by_loop,
+        "refused": {
+            loop: report.refusals(metrics, summary, names_in_loop) for loop, names_in_loop, _ in tables
+        },
         "errors": run.errors,
         "phase_seconds": run.phase_seconds,
         "logs": str(log_dir),
@@ -455,14 +362,23 @@ def main(argv: list[str] | None = None) -> int:
         f"\nmcp_kit benchmark, {args.mode} mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, {elapsed:.0f} s"
     )
     print(
-        "cells: median (min-max) over repetitions; ratio columns: peer median / "
-        + baseline
-        + " median\n"
+        "cells: median (min-max) over repetitions; ratio columns: peer median / baseline median;\n"
+        "bytes/reply: JSON-RPC bytes per reply of the timed requests (response ids not counted);\n"
+        "a row whose implementations sent different bytes is REFUSED"
     )
-    print(report.table(metrics, summary, order, baseline))
-    if baseline == "mcp_kit":
-        print("\ntargets of issue 8 (mcp_kit vs sdk, medians of this run):")
-        print(report.targets_text(target_rows, baseline))
+    for loop, names_in_loop, base in tables:
+        title = LOOP_TITLES.get(loop, loop)
+        print(f"\n== event loop: {title} (every server) ==\n")
+        labels = {name: implementations.split_name(name)[0] for name in names_in_loop}
+        print(report.table(metrics, summary, names_in_loop, base, labels))
+        for message in report.refusals(metrics, summary, names_in_loop):
+            print(f"  {message}")
+        if implementations.split_name(base)[0] == "mcp_kit":
+            print(f"\ntargets of issues 8 and 19 ({base} vs its peers on {title}, medians of this run):")
+            print(report.targets_text(targets_by_loop[loop], base))
+    if len(tables) == 2:
+        print("\n== the event loop's share: each framework's median on asyncio / on uvloop ==\n")
+        print(report.loop_share(metrics, summary, [name for name in tables[0][1]], tables[1][0]))
     for impl in impls:
         if not impl.available:
             print(f"\n{impl.name} was not measured: {impl.reason}")

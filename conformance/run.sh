@@ -6,13 +6,17 @@
 #   http-0.1.16             conformance 0.1.16        --suite all
 #   http-0.2-2025-11-25     conformance 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
 #   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (on by default; CONFORMANCE_WITH_2026=0 skips it)
+#   http-0.2-all            conformance 0.2.0-alpha.12 --suite all with no --spec-version: every scenario,
+#                           the extensions' (tasks, skills) included, each at its default wire
+#                           (opt-in until the tasks and skills extensions are served: --with-all,
+#                           CONFORMANCE_WITH_ALL=1, or --only http-0.2-all)
 #   stdio-0.2-2025-11-25    the fixture over stdio behind `supergateway --stateful`
 #   stdio-0.1.16            idem with conformance 0.1.16
 #   client-auth-2025-11-25  the client-side auth/* scenarios against the mcp-kit client (client-auth.sh)
 #   client-auth-2026-07-28  idem at 2026-07-28 (skipped with CONFORMANCE_WITH_2026=0)
 #   client-auth-2025-03-26  idem, the 2025-03-26 back-compat scenarios (no resource metadata)
 #
-# Usage: bash conformance/run.sh [--with-2026] [--only LEG]...
+# Usage: bash conformance/run.sh [--with-2026] [--with-all] [--only LEG]...
 # Needs `npm ci` in conformance/ first. Exits non-zero if any leg fails.
 # Environment:
 #   CONFORMANCE_SERVER       command that starts the fixture; run.sh appends
@@ -20,6 +24,7 @@
 #                            (default: <python> tests/conformance/fixture_server.py)
 #   CONFORMANCE_LEG_TIMEOUT  seconds per leg (default 600)
 #   CONFORMANCE_WITH_2026=0  skip the 2026-07-28 leg
+#   CONFORMANCE_WITH_ALL=1   run the http-0.2-all leg too
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -39,12 +44,14 @@ if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else
 SERVER_CMD="${CONFORMANCE_SERVER:-$PYTHON $ROOT/tests/conformance/fixture_server.py}"
 
 WITH_2026="${CONFORMANCE_WITH_2026:-1}"
+WITH_ALL="${CONFORMANCE_WITH_ALL:-0}"
 ONLY=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --with-2026) WITH_2026=1 ;;
+    --with-all) WITH_ALL=1 ;;
     --only) shift; ONLY+=("${1:?--only needs a leg name}") ;;
-    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -152,6 +159,7 @@ mkdir -p "$RESULTS"
 # ---------------------------- HTTP legs -------------------------------------
 http_legs=(http-0.1.16 http-0.2-2025-11-25)
 [[ "$WITH_2026" == 1 ]] && http_legs+=(http-0.2-2026-07-28)
+if [[ "$WITH_ALL" == 1 ]] || [[ " ${ONLY[*]-} " == *" http-0.2-all "* ]]; then http_legs+=(http-0.2-all); fi
 need_http=0
 for leg in "${http_legs[@]}"; do want_leg "$leg" && need_http=1; done
 
@@ -169,6 +177,7 @@ if [[ $need_http -eq 1 ]]; then
         http-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-http.yml" ;;
         http-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2025-11-25 ;;
         http-0.2-2026-07-28) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2026-07-28 ;;
+        http-0.2-all) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http-all.yml" ;;
       esac
       record "$leg" $?
     done

@@ -271,7 +271,12 @@ class Application:
         self._on_loop(self.hub.publish, uri)
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run `fn` now when on the server's event loop, else schedule it there thread-safely."""
+        """Run `fn` inside a task on the server's event loop: now when already in one, else scheduled there.
+
+        Called from worker threads (sync tools) and plain loop callbacks too. `fn` must run inside a
+        task, not a bare callback: what it starts (`TaskGroup.start_soon`) needs to know the running
+        async library, which sniffio, when installed, reads from the current task.
+        """
         loop = self._loop
         if loop is None:
             fn(*args)
@@ -280,10 +285,12 @@ class Application:
             current = asyncio.get_running_loop()
         except RuntimeError:
             current = None
-        if current is loop:
+        if current is loop and asyncio.current_task() is not None:
             fn(*args)
+        elif current is loop:
+            loop.create_task(_call(fn, *args))
         else:
-            loop.call_soon_threadsafe(fn, *args)
+            asyncio.run_coroutine_threadsafe(_call(fn, *args), loop)
 
     def _list_changed(self, kind: str) -> None:
         self._on_loop(self._send_list_changed, kind)
@@ -329,3 +336,11 @@ class Application:
         finally:
             self._running = 0
             self._loop = None
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> None:
+    """Call `fn` from inside a task (see `Application._on_loop`)."""
+    try:
+        fn(*args)
+    except Exception:
+        logger.exception("error while delivering a server notification")

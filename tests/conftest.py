@@ -1,6 +1,19 @@
-"""Shared pytest configuration: async tests run on anyio's asyncio backend."""
+"""Shared pytest configuration: async tests run on anyio's asyncio backend; coverage reaches SDK-started servers."""
+
+import os
 
 import pytest
+
+from .support import COVERAGE_VARIABLES
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The SDK's stdio client hands the servers it starts only an allow-list of variables; under bin/test's
+    # coverage run, let coverage's own two through so those servers are measured like every other subprocess.
+    if os.environ.get("COVERAGE_PROCESS_START"):
+        from mcp.client import stdio
+
+        stdio.DEFAULT_INHERITED_ENV_VARS.extend(v for v in COVERAGE_VARIABLES if v not in stdio.DEFAULT_INHERITED_ENV_VARS)
 
 
 @pytest.fixture

@@ -24,6 +24,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 LISTENING = re.compile(r"serving MCP on http://127\.0\.0\.1:(\d+)/mcp")
+COVERAGE_VARIABLES = ("COVERAGE_PROCESS_START", "COVERAGE_FILE")  # set by bin/test to measure every subprocess
+
+
+def coverage_env() -> dict[str, str]:
+    """Coverage's own variables, for a test that starts a process with an otherwise bare environment."""
+    return {name: os.environ[name] for name in COVERAGE_VARIABLES if name in os.environ}
 
 
 def stop(process: subprocess.Popen[Any], *readers: ProcessLog | threading.Thread) -> None:

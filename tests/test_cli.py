@@ -22,7 +22,7 @@ from mcp_kit.commands.progress import render_bar
 from mcp_kit.commands.render import first_line
 
 from .client_servers import CHATTY, DIES_AT_INITIALIZE, JUNK_THEN_EXIT, SDK_SERVER, STOCK, script
-from .support import ROOT, http_server, refused_port
+from .support import ROOT, coverage_env, http_server, refused_port
 
 MCP_KIT = [sys.executable, "-m", "mcp_kit.cli"]
 
@@ -150,8 +150,12 @@ def test_list_call_read_prompt_over_streamable_http(weather_url: str) -> None:
     assert json.loads(called.stdout)["structuredContent"]["location"]["name"] == "Tokyo"
     read = mcp_kit("read", url, "weather://current/Paris")
     assert read.returncode == 0 and json.loads(read.stdout)["location"]["name"] == "Paris"
-    prompt = mcp_kit("prompt", url, "plan-vacation", "--json", '{"destination": "Lisbon"}')
-    assert prompt.returncode in (0, 3), prompt.stderr  # argument names are the server's business
+    prompt = mcp_kit("prompt", url, "plan-vacation", "--json", "--args", '{"destination": "Lisbon", "duration": "5 days"}')
+    assert prompt.returncode == 0, prompt.stderr
+    assert "vacation in Lisbon for 5 days" in json.loads(prompt.stdout)["messages"][0]["content"]["text"]
+    incomplete = mcp_kit("prompt", url, "plan-vacation", "destination=Lisbon")  # the server answers -32602: exit 3
+    assert incomplete.returncode == 3, incomplete.stderr
+    assert "missing required argument(s): duration (JSON-RPC error -32602)" in incomplete.stderr
     failed = mcp_kit("call", url, "get_weather", "city=Nowhereville")
     assert failed.returncode == 1 and "No place 'Nowhereville'" in failed.stderr
 
@@ -381,10 +385,11 @@ def test_written_entry_starts_a_working_server(home: Path, tmp_path: Path) -> No
     assert main(["config", "claude", "stock", "--provider", "sample", "--write", "--config-path", str(path)]) == 0
     entry = read_json(path)["mcpServers"]["stock"]
     assert entry["args"] == ["-m", "servers.stock", "--provider", "sample"]
-    # Started as Claude Desktop would: no PATH, its own working directory, only the entry's env.
+    # Started as Claude Desktop would: its own working directory, and nothing in the environment but the entry's
+    # `env` (no PATH, no HOME, no virtualenv). The CLI that launches it runs in that environment and passes it on.
     command = shlex.join([entry["command"], *entry["args"]])
     done = subprocess.run([*MCP_KIT, "list", command], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{entry['env']['PYTHONPATH']}"})
+                          env={**entry["env"], **coverage_env()})
     assert done.returncode == 0, done.stderr
     assert "get_stock_price" in done.stdout
 

@@ -315,27 +315,39 @@ async def test_outbound_request_fails_when_the_connection_closes() -> None:
 
 # ---------------------------------------------------------------------------- a real session, raw frames
 
-SYNC_NAP_STARTED = threading.Event()  # set by nap_sync when it starts blocking its worker thread
-SYNC_NAPS_DONE = threading.Event()  # set by nap_sync when its worker thread is done
+
+class Probe:
+    """What the demo tools tell the test: that `nap` was cancelled, and where `nap_sync`'s worker thread is."""
+
+    def __init__(self) -> None:
+        self.nap_cancelled = anyio.Event()
+        self.sync_started = threading.Event()
+        self.sync_release = threading.Event()  # set: nap_sync stops waiting at once
+        self.sync_finished = threading.Event()
 
 
-def demo_app() -> MCPServer:
+def demo_app(probe: Probe | None = None) -> MCPServer:
     app = MCPServer("raw")
+    probe = probe or Probe()
 
     @app.tool
     async def nap(seconds: float, ctx: Context) -> str:
         """Sleep, reporting progress twice."""
         await ctx.report_progress(0, 2, "start")
-        await anyio.sleep(seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            probe.nap_cancelled.set()
+            raise
         await ctx.report_progress(2, 2)
         return f"napped {seconds}"
 
     @app.tool
     def nap_sync(seconds: float) -> str:
-        """Block a worker thread."""
-        SYNC_NAP_STARTED.set()
-        time.sleep(seconds)
-        SYNC_NAPS_DONE.set()
+        """Block a worker thread (for `seconds`, or until the test releases it)."""
+        probe.sync_started.set()
+        probe.sync_release.wait(seconds)
+        probe.sync_finished.set()
         return f"napped {seconds}"
 
     @app.tool
@@ -421,18 +433,24 @@ async def test_no_progress_without_a_token() -> None:
         assert not [m for m in out.messages() if m.get("method") == "notifications/progress"]
 
 
+def is_progress(token: str) -> Callable[[Any], bool]:
+    return lambda f: isinstance(f, dict) and f.get("method") == "notifications/progress" and f["params"]["progressToken"] == token
+
+
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+    probe = Probe()
+    async with raw_session(demo_app(probe), "2025-11-25") as (dispatcher, out):
         await dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10},
-                                                                 "_meta": {"progressToken": "long"}}))
-        await out.wait_for(lambda f: f.get("method") == "notifications/progress")  # the tool is running
+                                                                         "_meta": {"progressToken": "long"}}))
+        await out.wait_for(is_progress("long"))  # the tool is running
         assert dispatcher.in_flight == 1
         await dispatcher.feed_frame(json.dumps({
             "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "user"}}))
         with anyio.fail_after(5):
-            await dispatcher.wait_idle()  # its task has ended: it can no longer answer
+            await probe.nap_cancelled.wait()  # the tool itself saw the cancellation
         await dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         assert (await out.answer("next"))["result"]["isError"] is False
+        assert dispatcher.in_flight == 0  # "long" is gone; an answer to it would have been sent by now
         assert out.answers_to("long") == []
 
 
@@ -460,15 +478,17 @@ async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) 
 
 
 async def test_cancelled_sync_tool_is_never_answered() -> None:
-    SYNC_NAP_STARTED.clear()
-    SYNC_NAPS_DONE.clear()
-    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
-        await dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 0.4}}))
-        assert await anyio.to_thread.run_sync(SYNC_NAP_STARTED.wait, 5)  # it blocks a worker thread now
+    probe = Probe()
+    async with raw_session(demo_app(probe), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 30}}))
+        assert await anyio.to_thread.run_sync(probe.sync_started.wait, 5)  # the worker thread is blocked in the tool
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
         await dispatcher.feed_frame(frame("p", "ping"))
         await out.answer("p", timeout=1)
-        assert await anyio.to_thread.run_sync(SYNC_NAPS_DONE.wait, 5)  # the worker thread has finished
+        assert dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
+        assert not probe.sync_finished.is_set()
+        probe.sync_release.set()
+        assert await anyio.to_thread.run_sync(probe.sync_finished.wait, 5)  # the tool returned a result...
         await dispatcher.feed_frame(frame("p2", "ping"))
-        await out.answer("p2", timeout=1)  # whatever the finished thread handed back to the loop has been seen
-        assert out.answers_to("s") == []
+        await out.answer("p2", timeout=1)
+        assert out.answers_to("s") == []  # ... and nobody sent it

@@ -176,3 +176,42 @@ def test_encode_a_batch_answer_as_an_array() -> None:
 def test_encode_handles_big_integers_and_non_ascii() -> None:
     data = encode_message(Response(1, {"n": 2**70, "s": "日本"}))
     assert json.loads(data.decode("utf-8")) == {"jsonrpc": "2.0", "id": 1, "result": {"n": 2**70, "s": "日本"}}
+
+
+def test_the_standard_error_codes_are_the_specs() -> None:
+    from mcp_kit.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+
+    assert (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR) == (
+        -32700, -32600, -32601, -32602, -32603)
+
+
+@pytest.mark.parametrize("frame", [b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":NaN}}',
+                                   b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":Infinity}}',
+                                   b'[{"jsonrpc":"2.0","id":1,"method":"x","params":{"v":-Infinity}}]'])
+def test_nan_and_infinity_are_not_json(frame: bytes) -> None:
+    assert error_of(decode_message(frame)).code == PARSE_ERROR
+    assert error_of(decode_message(frame.decode())).code == PARSE_ERROR
+
+
+def test_what_we_send_is_always_strict_json() -> None:
+    data = encode_message(Response(1, {"nan": float("nan"), "inf": float("inf")}))
+    assert json.loads(data, parse_constant=lambda name: pytest.fail(f"{name} is not JSON")) == {
+        "jsonrpc": "2.0", "id": 1, "result": {"nan": None, "inf": None}}
+
+
+def test_encoding_stays_compact_utf8_on_the_big_integer_path() -> None:
+    data = encode_message(Response(1, {"n": 2**70, "s": "日本"}))  # past 64 bits: the stdlib encoder's path
+    assert data == b'{"jsonrpc":"2.0","id":1,"result":{"n":1180591620717411303424,"s":"' + "日本".encode() + b'"}}'
+
+
+def test_models_in_a_message_are_dumped_by_alias_without_nones_on_the_big_integer_path() -> None:
+    from pydantic import BaseModel, Field
+
+    class Shape(BaseModel):
+        input_schema: dict = Field(alias="inputSchema")
+        title: str | None = None
+
+    data = encode_message(Response(1, {"n": 2**70, "tool": Shape(inputSchema={"type": "object"})}))
+    assert json.loads(data)["result"] == {"n": 2**70, "tool": {"inputSchema": {"type": "object"}}}
+    with pytest.raises((TypeError, ValueError), match="object is not JSON serialisable"):  # named, whatever the class
+        encode_message(Response(1, {"n": 2**70, "x": object()}))

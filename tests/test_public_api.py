@@ -8,6 +8,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import mcp_types
+import pytest
+
 import mcp_kit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,3 +72,16 @@ def test_reference_servers_import_only_public_names() -> None:
                 offending += [f"{path.relative_to(ROOT)}: import {a.name}" for a in node.names
                               if a.name.split(".")[0] == "mcp_kit" and a.name != "mcp_kit"]
     assert offending == []
+
+
+def test_protocol_models_are_the_official_types_themselves() -> None:
+    for name in ("TextContent", "TextResourceContents", "BlobResourceContents", "CallToolResult", "ToolAnnotations"):
+        assert name in mcp_kit.__all__
+        assert getattr(mcp_kit, name) is getattr(mcp_types, name)
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match="module 'mcp_kit' has no attribute 'TextContnet'"):
+        _ = mcp_kit.TextContnet  # type: ignore[attr-defined]
+    with pytest.raises(ImportError):
+        exec("from mcp_kit import NoSuchThing")

@@ -19,9 +19,27 @@ pytestmark = pytest.mark.anyio
 UPDATED = "notifications/resources/updated"
 
 
+class WatchLog(list[str]):
+    """The watcher's `start`/`stop` lines, and a way to wait for one (an event, not a sleep)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = anyio.Event()
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_for(self, line: str, timeout: float = 5) -> None:
+        with anyio.fail_after(timeout):
+            while line not in self:
+                await self._changed.wait()
+
+
 def build_app() -> MCPServer:
     app = MCPServer("res")
-    app.watch_log: list[str] = []  # type: ignore[attr-defined]
+    app.watch_log = WatchLog()  # type: ignore[attr-defined]
 
     @app.resource("text://hello", title="Greeting", mime_type="text/plain", icons=[{"src": "https://x/i.png"}])
     def hello() -> str:
@@ -199,12 +217,15 @@ async def test_watcher_runs_from_first_subscribe_until_last_unsubscribe() -> Non
         assert app.watch_log == [f"start {uri} ada 3"]  # type: ignore[attr-defined]  # one watcher for both
 
         await alice.unsubscribe(uri)
-        assert app.hub.watching(uri)  # bob still listens
+        await bob.wait_notification(UPDATED, after=len(bob.notifications))  # bob still listens: still polling
+        assert app.hub.watching(uri) and app.watch_log == [f"start {uri} ada 3"]  # type: ignore[attr-defined]
         await bob.unsubscribe(uri)
-        await until(lambda: not app.hub.watching(uri), "the watcher task to end")
+        await app.watch_log.wait_for(f"stop {uri}")  # type: ignore[attr-defined]  # the last one left: it stopped
+        assert not app.hub.watching(uri)
         assert app.watch_log == [f"start {uri} ada 3", f"stop {uri}"]  # type: ignore[attr-defined]
-        await bob.request("ping")  # what the watcher posted before it ended has arrived
+        await bob.request("ping")  # whatever was sent before the stop has arrived
         seen = len(bob.notifications_named(UPDATED))
+        app.notify_resource_updated(uri)  # nobody listens any more
         await bob.request("ping")
         assert len(bob.notifications_named(UPDATED)) == seen
 
@@ -216,9 +237,12 @@ async def test_watcher_runs_from_first_subscribe_until_last_unsubscribe() -> Non
 async def test_watcher_is_cancelled_when_the_subscriber_disconnects() -> None:
     app = build_app()
     uri = "user://bo/posts/1"
-    async with connect(app) as client:
-        await client.subscribe(uri)
-        await client.wait_notification(UPDATED)
-        assert app.hub.watching(uri)
-    await until(lambda: not app.hub.watching(uri), "the watcher task to end")
-    assert app.watch_log[-1] == f"stop {uri}"  # type: ignore[attr-defined]
+    async with connect(app) as witness:  # keeps the server running: the disconnect, not a shutdown, stops the watcher
+        async with connect(app) as client:
+            await client.subscribe(uri)
+            await client.wait_notification(UPDATED)
+            assert app.hub.watching(uri)
+        await app.watch_log.wait_for(f"stop {uri}")  # type: ignore[attr-defined]
+        assert not app.hub.watching(uri)
+        await witness.request("ping")
+    assert app.watch_log == [f"start {uri} bo 1", f"stop {uri}"]  # type: ignore[attr-defined]

@@ -93,6 +93,23 @@ def test_ten_mebibyte_message_round_trips(spawn: Any) -> None:
     server.assert_stdout_is_only_json_lines()
 
 
+def rest(server: ServerProcess, timeout: float = 10) -> list[dict[str, Any]]:
+    """Every message not claimed yet, up to the end of stdout: what waits left in the backlog *and* the queue."""
+    unclaimed, server.backlog = server.backlog, []
+    deadline = time.monotonic() + timeout
+    while (message := server.messages.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
+        unclaimed.append(message)
+    return unclaimed
+
+
+def wait_for_stderr(server: ServerProcess, marker: str, timeout: float = 10) -> None:
+    """Wait (bounded) until the server wrote `marker` to stderr."""
+    deadline = time.monotonic() + timeout
+    while marker not in server.stderr_text():
+        assert time.monotonic() < deadline, f"no {marker!r} on stderr within {timeout} s"
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("how", ["eof", "sigterm"])
 def test_a_call_longer_than_the_grace_does_not_hold_the_exit(spawn: Any, how: str) -> None:
     server = spawn(grace=0.5)
@@ -105,7 +122,7 @@ def test_a_call_longer_than_the_grace_does_not_hold_the_exit(spawn: Any, how: st
         os.kill(server.proc.pid, signal.SIGTERM)
     assert server.proc.wait(timeout=10) == 0
     server.reader.join(timeout=5)
-    assert not any(m is not None and m.get("id") == "slow" and "result" in m for m in server.backlog)
+    assert [m for m in rest(server) if m.get("id") == "slow" and "result" in m] == []
     server.assert_stdout_is_only_json_lines()
 
 
@@ -148,7 +165,7 @@ def test_a_second_signal_ends_the_grace_at_once(spawn: Any) -> None:
     os.kill(server.proc.pid, signal.SIGINT)
     assert server.proc.wait(timeout=20) == 0  # far less than the 120 s grace
     server.reader.join(timeout=5)
-    assert not any(m is not None and m.get("id") == "slow" and "result" in m for m in server.backlog)
+    assert [m for m in rest(server) if m.get("id") == "slow" and "result" in m] == []
     stderr = server.stderr_text()
     assert "received SIGTERM: answering" in stderr and "received SIGINT again: exiting now" in stderr
 
@@ -224,7 +241,8 @@ def test_output_from_a_tool_does_not_corrupt_stdout(spawn: Any, tmp_path: Path) 
 
 
 SYNC_SLOW_SERVER = textwrap.dedent('''
-    """A server whose only tool blocks a worker thread."""
+    """A server whose only tool blocks a worker thread (and says so on stderr when it starts)."""
+    import sys
     import time
 
     from mcp_kit import MCPServer
@@ -234,6 +252,7 @@ SYNC_SLOW_SERVER = textwrap.dedent('''
 
     @app.tool
     def block(seconds: float) -> str:
+        print("block started", file=sys.stderr, flush=True)
         time.sleep(seconds)
         return "done"
 
@@ -263,6 +282,7 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     except subprocess.TimeoutExpired:
         code = None
     assert code == 0, f"still running {time.monotonic() - started:.1f} s after {how} (sync tool thread not abandoned)"
+    assert [m for m in rest(server) if m.get("id") == "blocked" and "result" in m] == []
 
 
 def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_session_continues(stdio_mode: str) -> None:

@@ -27,6 +27,8 @@ class HttpReply:
     status: int
     headers: dict[str, str]
     messages: list[dict[str, Any]] = field(default_factory=list)
+    payload_bytes: int = 0  # bytes of the JSON-RPC messages in the body (SSE `data:` payloads)
+    wire_bytes: int = 0  # the whole response as read: status line, headers, body with its framing
 
     @property
     def content_type(self) -> str:
@@ -36,7 +38,13 @@ class HttpReply:
 
 def parse_sse(body: bytes) -> list[dict[str, Any]]:
     """JSON-RPC messages in the `data:` fields of an SSE body (events without data are skipped)."""
+    return parse_sse_sized(body)[0]
+
+
+def parse_sse_sized(body: bytes) -> tuple[list[dict[str, Any]], int]:
+    """`parse_sse` plus the bytes of the JSON payloads it decoded."""
     messages: list[dict[str, Any]] = []
+    size = 0
     for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
         data = [
             line[5:].lstrip(b" ") if line.startswith(b"data:") else None
@@ -46,15 +54,18 @@ def parse_sse(body: bytes) -> list[dict[str, Any]]:
         if payload.strip():
             decoded = codec.loads(payload)
             messages.extend(decoded if isinstance(decoded, list) else [decoded])
-    return messages
+            size += len(payload)
+    return messages, size
 
 
 class HttpConnection:
     """One keep-alive connection to 127.0.0.1:port carrying one MCP session."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, protocol_version: str | None = None) -> None:
         self.port = port
         self.session_id: str | None = None
+        # Sent on every request when set (the 2026-07-28 era has no session to carry it).
+        self.protocol_version = protocol_version
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._host_header = f"127.0.0.1:{port}".encode()
@@ -90,7 +101,7 @@ class HttpConnection:
                 pass
             self._writer = None
 
-    def _request_head(self, method: bytes, length: int) -> bytes:
+    def _request_head(self, method: bytes, length: int, extra: bytes = b"") -> bytes:
         lines = [
             method + b" " + MCP_PATH.encode() + b" HTTP/1.1",
             b"Host: " + self._host_header,
@@ -101,13 +112,14 @@ class HttpConnection:
         lines.append(b"Content-Length: " + str(length).encode())
         if self.session_id is not None:
             lines.append(b"Mcp-Session-Id: " + self.session_id.encode())
-            lines.append(b"MCP-Protocol-Version: " + PROTOCOL_VERSION.encode())
-        return b"\r\n".join(lines) + b"\r\n\r\n"
+        if self.session_id is not None or self.protocol_version is not None:
+            lines.append(b"MCP-Protocol-Version: " + (self.protocol_version or PROTOCOL_VERSION).encode())
+        return b"\r\n".join(lines) + b"\r\n" + extra + b"\r\n"
 
-    async def post(self, body: bytes) -> HttpReply:
-        """POST one JSON-RPC message and read the whole response."""
+    async def post(self, body: bytes, extra_headers: bytes = b"") -> HttpReply:
+        """POST one JSON-RPC message and read the whole response (`extra_headers`: CRLF-terminated lines)."""
         assert self._writer is not None
-        self._writer.write(self._request_head(b"POST", len(body)) + body)
+        self._writer.write(self._request_head(b"POST", len(body), extra_headers) + body)
         return await self._read_reply()
 
     async def delete_session(self) -> int:
@@ -126,34 +138,39 @@ class HttpConnection:
             name, sep, value = line.partition(b":")
             if sep:
                 headers[name.strip().lower().decode()] = value.strip().decode()
-        body = await self._read_body(headers)
-        reply = HttpReply(status, headers)
+        body, framing = await self._read_body(headers)
+        reply = HttpReply(status, headers, wire_bytes=len(head) + len(body) + framing)
         if body:
             if reply.content_type == "text/event-stream":
-                reply.messages = parse_sse(body)
+                reply.messages, reply.payload_bytes = parse_sse_sized(body)
             elif reply.content_type == "application/json":
                 decoded = codec.loads(body)
                 reply.messages = decoded if isinstance(decoded, list) else [decoded]
+                reply.payload_bytes = len(body)
         return reply
 
-    async def _read_body(self, headers: dict[str, str]) -> bytes:
+    async def _read_body(self, headers: dict[str, str]) -> tuple[bytes, int]:
+        """The body, and the bytes of its transfer framing (chunk sizes, trailers)."""
         assert self._reader is not None
         if "chunked" in headers.get("transfer-encoding", "").lower():
             parts: list[bytes] = []
+            framing = 0
             while True:
                 size_line = await self._reader.readuntil(b"\r\n")
+                framing += len(size_line)
                 size = int(size_line.split(b";")[0].strip(), 16)
                 if size == 0:
-                    while (await self._reader.readuntil(b"\r\n")) != b"\r\n":
-                        pass  # trailers
-                    return b"".join(parts)
+                    while (line := await self._reader.readuntil(b"\r\n")) != b"\r\n":
+                        framing += len(line)  # trailers
+                    return b"".join(parts), framing + 2
                 parts.append(await self._reader.readexactly(size))
                 await self._reader.readexactly(2)
+                framing += 2
         if "content-length" in headers:
-            return await self._reader.readexactly(int(headers["content-length"]))
+            return await self._reader.readexactly(int(headers["content-length"])), 0
         if headers.get("connection", "").lower() == "close":
-            return await self._reader.read()
-        return b""
+            return await self._reader.read(), 0
+        return b"", 0
 
     async def initialize(self) -> dict[str, Any]:
         """Open a session: initialize (keeping Mcp-Session-Id) then notifications/initialized."""

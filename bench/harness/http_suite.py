@@ -33,7 +33,7 @@ def _echo_body(request_id: int) -> bytes:
     )
 
 
-class _Loop:
+class ClosedLoop:
     """Shared state of one closed-loop phase."""
 
     def __init__(self, stop_at: float, max_calls: int) -> None:
@@ -41,10 +41,12 @@ class _Loop:
         self.remaining = max_calls
         self.latencies: list[float] = []
         self.content_types: set[str] = set()
+        self.payload_bytes = 0  # JSON-RPC response bytes, response ids not counted
+        self.wire_bytes = 0  # whole HTTP responses: status line, headers, body framing
 
 
-async def _worker(
-    conn: HttpConnection, loop: _Loop, calls: int | None, first_id: int
+async def closed_loop_worker(
+    conn: HttpConnection, loop: ClosedLoop, calls: int | None, first_id: int
 ) -> None:
     """Closed loop: one call at a time on `conn` until the phase ends (or `calls` are done)."""
     request_id = first_id
@@ -65,6 +67,8 @@ async def _worker(
             raise HttpProtocolError(f"echo returned an error: {message['result']}")
         loop.latencies.append(elapsed)
         loop.content_types.add(reply.content_type)
+        loop.payload_bytes += reply.payload_bytes - len(b"%d" % request_id)
+        loop.wire_bytes += reply.wire_bytes
         done += 1
 
 
@@ -72,13 +76,13 @@ async def _level(
     connections: list[HttpConnection], pid: int, plan: HttpPlan, first_id: int
 ) -> dict[str, Any]:
     """Measure a closed loop of echo calls over `connections` (one session each) for `plan.duration_s`."""
-    measured = _Loop(time.perf_counter() + plan.duration_s, plan.max_calls)
+    measured = ClosedLoop(time.perf_counter() + plan.duration_s, plan.max_calls)
     cpu_before = procstat.cpu_seconds(pid)
     client_before = time.process_time()
     started = time.perf_counter()
     await asyncio.gather(
         *(
-            _worker(c, measured, None, first_id + 1_000_000 * i)
+            closed_loop_worker(c, measured, None, first_id + 1_000_000 * i)
             for i, c in enumerate(connections)
         )
     )
@@ -94,6 +98,9 @@ async def _level(
         "client_cpu_per_call_us": client_cpu / calls * 1e6,
         "calls": calls,
         "content_types": sorted(measured.content_types),
+        "wire_payload_bytes": measured.payload_bytes / calls,
+        "wire_http_bytes": measured.wire_bytes / calls,
+        "rss_after_mib": procstat.rss_mib(pid),
     }
 
 
@@ -108,13 +115,13 @@ async def _all_levels(port: int, pid: int, plan: HttpPlan) -> dict[int, dict[str
         for conn in connections:
             await conn.open()
             await conn.initialize()
-        warm = _Loop(
+        warm = ClosedLoop(
             time.perf_counter() + plan.start_timeout_s,
             plan.warmup_calls * len(connections),
         )
         await asyncio.gather(
             *(
-                _worker(c, warm, plan.warmup_calls, 100_000_000 + 1_000_000 * i)
+                closed_loop_worker(c, warm, plan.warmup_calls, 100_000_000 + 1_000_000 * i)
                 for i, c in enumerate(connections)
             )
         )
@@ -153,6 +160,7 @@ def run(
     )
     try:
         processes.wait_for_port(port, proc, plan.start_timeout_s)
+        procstat.check_native(proc.pid, impl.expected_native("http"))
         rss_idle = procstat.rss_mib(proc.pid)
         levels = asyncio.run(_all_levels(port, proc.pid, plan))
         expected = "application/json" if json_response else "text/event-stream"
@@ -172,6 +180,9 @@ def run(
                 "p99_ms",
                 "cpu_per_call_us",
                 "client_cpu_per_call_us",
+                "wire_payload_bytes",
+                "wire_http_bytes",
+                "rss_after_mib",
             ):
                 out[f"c{concurrency}_{key}"] = figures[key]
         return out

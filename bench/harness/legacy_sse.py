@@ -17,6 +17,7 @@ from .http_client import HttpProtocolError
 from .implementations import REPO_DIR, Implementation
 from .stats import percentile
 
+WARMUP_CALLS = 2
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2024-11-05", "capabilities": {},
                    "clientInfo": {"name": "bench", "version": "1"}}}
@@ -31,6 +32,8 @@ class LegacySession:
         self._events: asyncio.StreamReader | None = None
         self._events_writer: asyncio.StreamWriter | None = None
         self._posts: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self.payload_bytes = 0  # bytes of the answers received by `call`, their ids not counted
+        self.answers = 0
 
     async def open(self) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 24)
@@ -90,6 +93,8 @@ class LegacySession:
                 if answer.get("id") == message["id"]:
                     if "error" in answer or answer.get("result", {}).get("isError"):
                         raise HttpProtocolError(f"call failed: {data[:200]}")
+                    self.payload_bytes += len(data.encode()) - len(json.dumps(message["id"]))
+                    self.answers += 1
                     return answer
 
     def close(self) -> None:
@@ -101,8 +106,11 @@ class LegacySession:
 async def _measure(port: int, pid: int, concurrency: int, duration_s: float, max_calls: int) -> dict[str, Any]:
     sessions = [LegacySession(port) for _ in range(concurrency)]
     try:
-        for session in sessions:
+        for number, session in enumerate(sessions):
             await session.open()
+            for warm in range(WARMUP_CALLS):  # first calls pay one-off imports (FastMCP: about 0.5 s)
+                await session.call({"jsonrpc": "2.0", "id": 900_000_000 + number * 100 + warm, "method": "tools/call",
+                                    "params": {"name": "echo", "arguments": {"text": "hello"}}})
         latencies: list[float] = []
         remaining = [max_calls]
         stop_at = time.perf_counter() + duration_s
@@ -118,13 +126,18 @@ async def _measure(port: int, pid: int, concurrency: int, duration_s: float, max
                 latencies.append(time.perf_counter() - started)
 
         cpu_before = procstat.cpu_seconds(pid)
+        bytes_before = sum(session.payload_bytes for session in sessions)
+        answers_before = sum(session.answers for session in sessions)
         started = time.perf_counter()
         await asyncio.wait_for(asyncio.gather(*(worker(s, 1_000_000 * (i + 1)) for i, s in enumerate(sessions))),
                                duration_s + 30)
         elapsed = time.perf_counter() - started
         cpu = procstat.cpu_seconds(pid) - cpu_before
         calls = len(latencies)
+        answers = sum(session.answers for session in sessions) - answers_before
+        payload = sum(session.payload_bytes for session in sessions) - bytes_before
         return {
+            "wire_payload_bytes": payload / answers if answers else float("nan"),
             "calls_per_s": calls / elapsed if elapsed else float("nan"),
             "p50_ms": percentile(latencies, 0.5) * 1000,
             "p99_ms": percentile(latencies, 0.99) * 1000,
@@ -144,6 +157,7 @@ def run(impl: Implementation, concurrencies: tuple[int, ...], duration_s: float,
     proc = processes.spawn(impl.argv("sse", port), impl.env(), REPO_DIR, stderr, pipes=False)
     try:
         processes.wait_for_port(port, proc, start_timeout_s)
+        procstat.check_native(proc.pid, impl.expected_native("http"))
         out: dict[str, Any] = {}
         for concurrency in concurrencies:
             figures = asyncio.run(_measure(port, proc.pid, concurrency, duration_s, max_calls))

@@ -35,3 +35,23 @@ def rss_mib(pid: int) -> float:
 def peak_rss_mib(pid: int) -> float:
     """Peak resident set size (VmHWM) in MiB."""
     return memory_kib(pid).get("VmHWM", 0) / 1024
+
+
+NATIVE_MARKERS = {"uvloop": "/uvloop/loop.", "httptools": "/httptools/parser/"}
+
+
+def native_modules(pid: int) -> dict[str, bool]:
+    """Which of uvloop and httptools `pid` has mapped (their extension modules in /proc/PID/maps)."""
+    with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as handle:
+        maps = handle.read()
+    return {name: marker in maps for name, marker in NATIVE_MARKERS.items()}
+
+
+def check_native(pid: int, expected: dict[str, bool]) -> dict[str, bool]:
+    """The native modules `pid` loaded; raises RuntimeError when they are not the `expected` ones."""
+    loaded = native_modules(pid)
+    wrong = [name for name, want in expected.items() if loaded.get(name) != want]
+    if wrong:
+        detail = ", ".join(f"{name} {'loaded' if loaded.get(name) else 'not loaded'}" for name in wrong)
+        raise RuntimeError(f"event-loop variant not in effect: {detail} (expected {expected})")
+    return loaded

@@ -37,6 +37,11 @@ class StdioPeer:
         os.set_blocking(self._out_fd, False)
         self._buffer = bytearray()
         self._next_id = 1
+        # Bytes of every JSON-RPC response line read (newline excluded), their count, and the
+        # characters their ids take: what `wire_mark`/`bytes_per_reply` turn into bytes per reply.
+        self.reply_bytes = 0
+        self.reply_count = 0
+        self.reply_id_chars = 0
 
     @property
     def pid(self) -> int:
@@ -116,6 +121,10 @@ class StdioPeer:
                 if not line.strip():
                     continue
                 message = codec.loads(line)
+                if "id" in message and "method" not in message:
+                    self.reply_bytes += len(line)
+                    self.reply_count += 1
+                    self.reply_id_chars += len(codec.dumps(message["id"]))
                 if "method" in message:
                     if "id" in message:  # a server->client request we do not support
                         self.write(
@@ -135,6 +144,17 @@ class StdioPeer:
                 responses.append(message)
             if responses:
                 return responses
+
+    def wire_mark(self) -> tuple[int, int, int]:
+        """A snapshot of the reply counters, for `bytes_per_reply`."""
+        return self.reply_bytes, self.reply_count, self.reply_id_chars
+
+    def bytes_per_reply(self, mark: tuple[int, int, int]) -> float:
+        """Mean bytes per response line since `mark`, not counting the characters of the response ids."""
+        count = self.reply_count - mark[1]
+        if count <= 0:
+            return float("nan")
+        return ((self.reply_bytes - mark[0]) - (self.reply_id_chars - mark[2])) / count
 
     def request(
         self, method: str, params: dict[str, Any] | None = None, timeout_s: float = 30.0

@@ -33,7 +33,7 @@ def _spawn(impl: Implementation, stderr: IO[bytes]) -> StdioPeer:
     return StdioPeer(impl.argv("stdio"), impl.env(), REPO_DIR, stderr)
 
 
-def _call_line_parts(tool: str, arguments: dict[str, Any]) -> tuple[bytes, bytes]:
+def call_line_parts(tool: str, arguments: dict[str, Any]) -> tuple[bytes, bytes]:
     """Split a pre-encoded tools/call line around its id so each request costs one concatenation."""
     tail = codec.dumps(
         {"method": "tools/call", "params": {"name": tool, "arguments": arguments}}
@@ -54,13 +54,21 @@ def cold_start(
     try:
         peer.initialize(timeout_s)
         init_ms = (time.perf_counter() - peer.spawned_at) * 1000
+        init_bytes = peer.bytes_per_reply((0, 0, 0))
+        mark = peer.wire_mark()
         result = peer.request(
             "tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, timeout_s
         )
         first_ms = (time.perf_counter() - peer.spawned_at) * 1000
         if _text_of(result) != ECHO_TEXT:
             raise ServerError(f"echo returned {result!r}")
-        return {"cold_start_init_ms": init_ms, "cold_start_first_call_ms": first_ms}
+        procstat.check_native(peer.pid, impl.expected_native("stdio"))
+        return {
+            "cold_start_init_ms": init_ms,
+            "cold_start_first_call_ms": first_ms,
+            "wire_init_bytes": init_bytes,
+            "wire_echo_bytes": peer.bytes_per_reply(mark),
+        }
     finally:
         peer.stop()
 
@@ -89,7 +97,7 @@ def validate(peer: StdioPeer, timeout_s: float) -> None:
         raise ServerError(f"resources/read bench://static returned {contents!r}")
 
 
-def _sequential(
+def sequential(
     peer: StdioPeer, line_for: Any, count: int, deadline: float
 ) -> list[float]:
     """Send `count` requests one at a time; return each round trip in microseconds."""
@@ -113,7 +121,7 @@ def _sequential(
     return latencies
 
 
-def _pipelined(
+def pipelined(
     peer: StdioPeer, head: bytes, tail: bytes, count: int, window: int, deadline: float
 ) -> float:
     """Keep `window` tools/call requests in flight until `count` are answered; returns elapsed seconds."""
@@ -160,18 +168,21 @@ def session(
         peer.initialize(plan.phase_timeout_s)
         out["rss_after_init_mib"] = procstat.rss_mib(peer.pid)
         validate(peer, plan.phase_timeout_s)
-        head, tail = _call_line_parts("echo", {"text": ECHO_TEXT})
+        procstat.check_native(peer.pid, impl.expected_native("stdio"))
+        head, tail = call_line_parts("echo", {"text": ECHO_TEXT})
 
         def echo_line(request_id: int) -> bytes:
             return head + str(request_id).encode() + tail
 
         deadline = time.monotonic() + plan.phase_timeout_s
-        _sequential(peer, echo_line, plan.warmup_calls, deadline)
+        sequential(peer, echo_line, plan.warmup_calls, deadline)
         cpu_before = procstat.cpu_seconds(peer.pid)
-        latencies = _sequential(peer, echo_line, plan.sequential_calls, deadline)
+        mark = peer.wire_mark()
+        latencies = sequential(peer, echo_line, plan.sequential_calls, deadline)
         out["cpu_per_call_seq_us"] = (
             (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.sequential_calls * 1e6
         )
+        out["wire_echo_bytes"] = peer.bytes_per_reply(mark)
         out["seq_p50_us"] = percentile(latencies, 0.5)
         out["seq_p99_us"] = percentile(latencies, 0.99)
 
@@ -188,25 +199,33 @@ def session(
             )
 
         deadline = time.monotonic() + plan.phase_timeout_s
+        mark = peer.wire_mark()
         out["tools_list_p50_us"] = percentile(
-            _sequential(peer, list_line, plan.list_calls, deadline), 0.5
+            sequential(peer, list_line, plan.list_calls, deadline), 0.5
         )
+        out["wire_tools_list_bytes"] = peer.bytes_per_reply(mark)
+        mark = peer.wire_mark()
         out["resources_read_p50_us"] = percentile(
-            _sequential(peer, read_line, plan.read_calls, deadline), 0.5
+            sequential(peer, read_line, plan.read_calls, deadline), 0.5
         )
+        out["wire_read_bytes"] = peer.bytes_per_reply(mark)
 
         deadline = time.monotonic() + plan.phase_timeout_s
         cpu_before = procstat.cpu_seconds(peer.pid)
-        elapsed = _pipelined(
+        mark = peer.wire_mark()
+        elapsed = pipelined(
             peer, head, tail, plan.pipelined_calls, plan.window, deadline
         )
+        out["wire_echo_pipelined_bytes"] = peer.bytes_per_reply(mark)
         out["pipelined_calls_per_s"] = plan.pipelined_calls / elapsed
         out["cpu_per_call_pipelined_us"] = (
             (procstat.cpu_seconds(peer.pid) - cpu_before) / plan.pipelined_calls * 1e6
         )
 
         if plan.big_calls:
+            mark = peer.wire_mark()
             out["echo_1mib_ms"] = _big_echo(peer, plan)
+            out["wire_echo_1mib_bytes"] = peer.bytes_per_reply(mark)
         out["peak_rss_mib"] = procstat.peak_rss_mib(peer.pid)
         out["rss_end_mib"] = procstat.rss_mib(peer.pid)
         return out
@@ -217,7 +236,7 @@ def session(
 def _big_echo(peer: StdioPeer, plan: StdioPlan) -> float:
     """Median round trip (ms) of echoing a `big_bytes` text, checking the text comes back whole."""
     text = "x" * plan.big_bytes
-    head, tail = _call_line_parts("echo", {"text": text})
+    head, tail = call_line_parts("echo", {"text": text})
     timings: list[float] = []
     for _ in range(plan.big_calls):
         request_id = peer.next_id()
@@ -243,11 +262,11 @@ def leak_check(
     peer = _spawn(impl, stderr)
     try:
         peer.initialize(timeout_s)
-        head, tail = _call_line_parts("echo", {"text": ECHO_TEXT})
+        head, tail = call_line_parts("echo", {"text": ECHO_TEXT})
         deadline = time.monotonic() + timeout_s
-        _pipelined(peer, head, tail, first, window, deadline)
+        pipelined(peer, head, tail, first, window, deadline)
         rss_first = procstat.rss_mib(peer.pid)
-        _pipelined(peer, head, tail, total - first, window, deadline)
+        pipelined(peer, head, tail, total - first, window, deadline)
         rss_total = procstat.rss_mib(peer.pid)
         return {
             "rss_after_leak_first_mib": rss_first,

@@ -3,17 +3,21 @@
 No framework, no validation, no tasks: read a line, build the answer dict, write it. It exists to
 show what the protocol itself costs in CPython (the lower bound for any framework). With
 `--transport http` it serves the same answers over a bare HTTP protocol (floor_http.py): the ceiling
-of what the harness's HTTP client can measure.
+of what the harness's HTTP client can measure. `BENCH_EXTRA_TOOLS=N` adds the generated tools of
+`_workload.py` as plain definitions, listed 100 per page like mcp_kit's. The stdio floor has no event
+loop; `BENCH_LOOP` applies to the HTTP floor only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 STATIC_TEXT = "static resource text for the benchmark"
+PAGE_SIZE = 100
 TOOLS = [
     {
         "name": "echo",
@@ -53,11 +57,7 @@ def _call_tool(params: dict[str, Any]) -> dict[str, Any]:
         }
     if params.get("name") == "add":
         total = arguments["a"] + arguments["b"]
-        return {
-            "content": [{"type": "text", "text": str(total)}],
-            "structuredContent": {"result": total},
-            "isError": False,
-        }
+        return {"content": [{"type": "text", "text": str(total)}], "isError": False}
     return {"content": [{"type": "text", "text": "unknown tool"}], "isError": True}
 
 
@@ -69,11 +69,39 @@ def _read_resource(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _generated_tools(count: int) -> list[dict[str, Any]]:
+    """Definitions of the generated tools of `_workload.py` (written out: no framework, no inspection)."""
+    return [
+        {
+            "name": f"forecast_{index:05d}",
+            "description": f"Weather forecast for a city (generated tool {index}).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer", "default": 1}},
+                "required": ["city"],
+            },
+        }
+        for index in range(count)
+    ]
+
+
+ALL_TOOLS = TOOLS + _generated_tools(int(os.environ.get("BENCH_EXTRA_TOOLS", "0") or 0))
+
+
+def _list_tools(params: dict[str, Any]) -> dict[str, Any]:
+    start = int(params.get("cursor") or 0)
+    result: dict[str, Any] = {"tools": ALL_TOOLS[start : start + PAGE_SIZE]}
+    if start + PAGE_SIZE < len(ALL_TOOLS):
+        result["nextCursor"] = str(start + PAGE_SIZE)
+    return result
+
+
 HANDLERS = {
     "initialize": _initialize,
     "tools/call": _call_tool,
-    "tools/list": lambda params: {"tools": TOOLS},
+    "tools/list": _list_tools,
     "resources/read": _read_resource,
+    "resources/subscribe": lambda params: {},  # floor_http.py keeps the subscribers
     "ping": lambda params: {},
 }
 
@@ -118,6 +146,7 @@ def main() -> None:
     if args.transport == "stdio":
         serve_stdio()
     else:
+        import _bench_loop  # noqa: F401  # applies BENCH_LOOP (the HTTP floor runs an asyncio loop)
         from floor_http import (
             serve,  # imported lazily: the stdio floor stays free of asyncio
         )

@@ -1,6 +1,9 @@
 """The benchmark's tiny server written with mcp_kit (this project).
 
-Tools `echo(text) -> str` and `add(a, b) -> int`, one static text resource `bench://static`.
+Tools `echo(text) -> str` and `add(a, b) -> int`, one static text resource `bench://static`, plus
+whatever `_workload.py` adds from the environment (generated tools, `busy`, `bump` + `bench://counter`).
+Results are plain text content without `structuredContent` (mcp_kit's default for `str`/`int`
+returns), exactly the bytes the other benchmark servers send.
 Run: `python mcp_kit_server.py --transport stdio` or `--transport http --port N [--json-response]`.
 """
 
@@ -11,15 +14,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _bench_loop  # noqa: F401  # applies BENCH_LOOP before any framework is imported
+import _workload
 from _args import parse_bench_args, tool_style
 
 from mcp_kit import MCPServer
 
-STATIC_TEXT = "static resource text for the benchmark"
-
 
 def build_app() -> MCPServer:
-    """Create the mcp_kit server with the two tools and the static resource."""
+    """Create the mcp_kit server with the two tools, the static resource and the requested extras."""
     app = MCPServer("bench")
 
     if tool_style() == "sync":  # BENCH_TOOL_STYLE=sync: plain functions (run in worker threads)
@@ -49,7 +52,23 @@ def build_app() -> MCPServer:
     @app.resource("bench://static", name="static", mime_type="text/plain")
     def static() -> str:
         """A constant text resource."""
-        return STATIC_TEXT
+        return _workload.STATIC_TEXT
+
+    for index in range(_workload.extra_tool_count()):
+        app.tool(_workload.generated_tool(index))
+    if _workload.feature("busy"):
+        app.tool(description=_workload.BUSY_DESCRIPTION)(_workload.busy)
+    if _workload.feature("fanout"):
+
+        @app.resource(_workload.COUNTER_URI, name="counter", mime_type="text/plain")
+        def counter() -> str:
+            """A resource whose subscribers `bump` notifies."""
+            return "0"
+
+        @app.tool(description=_workload.BUMP_DESCRIPTION)
+        async def bump() -> str:
+            app.notify_resource_updated(_workload.COUNTER_URI)
+            return "ok"
 
     return app
 

@@ -13,6 +13,7 @@ credentials.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import json
@@ -26,7 +27,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .http_options import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
-_HOST_HEADER = re.compile(r"(?:\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::[0-9]{0,5})?")  # name[:port], IPv6 in brackets
 
 
 @dataclass
@@ -55,27 +55,25 @@ class SecurityPolicy:
                    body_timeout=body_timeout)
 
     def host_allowed(self, host: str | None) -> bool:
+        """True when the Host header names an allowed host exactly (any port); a missing Host is refused."""
         if not self.allowed_hosts:
             return True
-        if host is None or not _HOST_HEADER.fullmatch(host.lower()):
-            return False  # no Host, or not `name[:port]` (e.g. `127.0.0.1:1@evil.example`)
-        name = _strip_port(host.lower())
-        return any(name == _strip_port(allowed.lower()) for allowed in self.allowed_hosts)
+        name = _host_name(host) if host is not None else None
+        return name is not None and name in _host_names(tuple(self.allowed_hosts))
 
     def origin_allowed(self, origin: str | None) -> bool:
+        """True for no Origin (not a browser), or one whose scheme and host are allowed exactly (any port)."""
         if origin is None:
             return True  # not a browser: nothing to rebind
         if "*" in self.allowed_origins:
             return True
         if not self.allowed_origins:
             return False
-        parts = urlsplit(origin.lower())
-        base = f"{parts.scheme}://{parts.hostname or ''}"
-        if parts.hostname and ":" in parts.hostname:
-            base = f"{parts.scheme}://[{parts.hostname}]"
+        exact = origin.lower().rstrip("/")
+        base = _origin_base(origin)  # None unless `scheme://host[:port]`: `null`, userinfo, a path, a bad port...
         for allowed in self.allowed_origins:
             allowed = allowed.lower().rstrip("/")
-            if allowed == origin.lower().rstrip("/") or allowed == base:
+            if allowed == exact or (base is not None and allowed == base):
                 return True
         return False
 
@@ -96,10 +94,32 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _strip_port(host: str) -> str:
-    if host.startswith("["):
-        return host[: host.index("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[^\[\]:@/\\]+)(?::[0-9]*)?")
+
+
+def _host_name(host: str) -> str | None:
+    """The name in a Host header (`name[:port]`, `[v6][:port]`), lower-cased; None when malformed."""
+    match = _HOST_NAME.fullmatch(host.lower())
+    return match.group(1) if match else None
+
+
+@functools.lru_cache(maxsize=16)
+def _host_names(allowed: tuple[str, ...]) -> frozenset[str]:
+    """The names an allow-list admits (ports dropped, lower-cased), worked out once per list."""
+    return frozenset(_host_name(entry) or entry.lower() for entry in allowed)
+
+
+def _origin_base(origin: str) -> str | None:
+    """`scheme://host` of a serialized origin (`scheme://host[:port]`, nothing more), else None."""
+    try:
+        parts = urlsplit(origin.lower())
+        parts.port  # noqa: B018  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        return None
+    name = _host_name(parts.netloc)  # None for userinfo, or anything after the host but a port
+    if not parts.scheme or name is None or parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    return f"{parts.scheme}://{name}"
 
 
 class SecurityMiddleware:

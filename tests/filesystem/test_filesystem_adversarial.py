@@ -5,6 +5,7 @@ Bounds on time here are generous on purpose: they tell "linear" from "hours", no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -265,14 +266,20 @@ def _deep_chain(top: Path, depth: int, name: str) -> list[str]:
 
 
 def _remove_chain(top: Path, depth: int, name: str) -> None:
-    """Undo `_deep_chain` without recursion (pytest's clean-up would hit Python's recursion limit)."""
+    """Undo `_deep_chain`, or what a failed one made, without recursion (pytest's clean-up would hit
+    Python's recursion limit and leave the tree behind)."""
     fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    made = 0
     for _ in range(depth):
-        child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        try:
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except FileNotFoundError:
+            break
         os.close(fd)
-        fd = child
-    os.unlink("bottom.txt", dir_fd=fd)
-    for _ in range(depth):
+        fd, made = child, made + 1
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink("bottom.txt", dir_fd=fd)
+    for _ in range(made):
         parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
         os.rmdir(name, dir_fd=parent)
@@ -282,11 +289,13 @@ def _remove_chain(top: Path, depth: int, name: str) -> None:
 
 @pytest.fixture
 def deep_trees(layout: Layout) -> Iterator[None]:
-    _deep_chain(layout.root / "sub", 1000, "d")  # 2000 characters deep: searchable, too deep to nest in a tree
-    _deep_chain(layout.root, 30, "e" * 250)  # longer than PATH_MAX (4096 bytes) in total
-    yield
-    _remove_chain(layout.root / "sub", 1000, "d")
-    _remove_chain(layout.root, 30, "e" * 250)
+    try:
+        _deep_chain(layout.root / "sub", 1000, "d")  # 2000 characters deep: searchable, too deep to nest in a tree
+        _deep_chain(layout.root, 30, "e" * 250)  # longer than PATH_MAX (4096 bytes) in total
+        yield
+    finally:  # also after a failed or interrupted set-up: a tree left behind breaks pytest's own clean-up
+        _remove_chain(layout.root / "sub", 1000, "d")
+        _remove_chain(layout.root, 30, "e" * 250)
 
 
 @pytest.mark.timeout(120)

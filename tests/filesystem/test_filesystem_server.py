@@ -332,6 +332,9 @@ async def test_subscription_follows_changes_deletion_and_recreation(layout: Layo
         await client.request("ping")
         updates = [n["params"]["uri"] for n in client.notifications[seen:] if n["method"] == "notifications/resources/updated"]
         assert file_uri(control) in updates and uri not in updates
+        target.write_text("v4")  # the target's watcher, which saw the unrelated writes beside it, is still alive
+        await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
+                                       where=lambda p: p["uri"] == uri)
         await client.unsubscribe(uri)
         await until(lambda: not app.hub.watching(uri), "the watcher to end")
 

@@ -1,0 +1,42 @@
+"""Agent Skills served over MCP (SEP-2640, the `io.modelcontextprotocol/skills` extension).
+
+    catalog = SkillCatalog()
+    catalog.add_directory("path/to/skills")      # every directory with a SKILL.md is a skill
+    entries, next_cursor = catalog.list_page()   # skills/list
+    catalog.get("skill://git-workflow/SKILL.md") # skills/get (-32602 for an unknown URI)
+    catalog.file(uri).contents()                 # resources/read
+    catalog.directory_page("skill://git-workflow")  # resources/directory/read
+
+`frontmatter` parses and checks a SKILL.md's YAML, `scan` reads a tree within bounds, `catalog`
+indexes what was read. The protocol methods that serve a catalog live with the other methods.
+
+Must not import: session, server, dispatcher, transports, context.
+"""
+
+from .catalog import (
+    DIRECTORY_MIME_TYPE,
+    EXTENSION_ID,
+    MAX_BYTES_PER_SKILL,
+    MAX_FILES_PER_SKILL,
+    Skill,
+    SkillCatalog,
+    SkillError,
+    SkillFile,
+    SkillLimits,
+    SkillNotFound,
+)
+from .frontmatter import FrontmatterError
+
+__all__ = [
+    "DIRECTORY_MIME_TYPE",
+    "EXTENSION_ID",
+    "MAX_BYTES_PER_SKILL",
+    "MAX_FILES_PER_SKILL",
+    "FrontmatterError",
+    "Skill",
+    "SkillCatalog",
+    "SkillError",
+    "SkillFile",
+    "SkillLimits",
+    "SkillNotFound",
+]

@@ -1,0 +1,176 @@
+"""A `SKILL.md`'s YAML frontmatter: find it, parse it safely, check it as the Agent Skills spec says.
+
+SEP-2640 sends the frontmatter to clients "verbatim as a JSON object" and requires it to be
+identical in content to what a client parses from the file itself. Clients parse YAML 1.2 (the
+core schema), while PyYAML implements YAML 1.1, where `yes` is a boolean and `2024-01-01` a date.
+So the loader here is PyYAML's *safe* loader (no Python objects, ever) with the implicit types of
+the YAML 1.2 core schema instead of 1.1's: only `true`/`false` are booleans, dates stay strings,
+`0o17` is octal and `012` is twelve. On top of that it refuses what has no faithful JSON form
+(anchors and aliases, duplicate keys, non-string keys, binary, sets, infinities), so the JSON we
+send is exactly what the author wrote.
+
+Must not import: session, server, dispatcher, transports.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_DEPTH = 32
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
+
+# 1-64 characters, lowercase ASCII letters, digits and single hyphens, no hyphen at either end
+# (the Agent Skills naming rule, as the conformance suite checks it).
+SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_BLOCK = re.compile(r"^---[ \t]*\r?\n(?P<yaml>.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter is missing, is not valid YAML, or breaks the Agent Skills rules (the message says how)."""
+
+
+class _CoreSchemaLoader(yaml.SafeLoader):
+    """PyYAML's safe loader resolving plain scalars by the YAML 1.2 core schema, refusing aliases."""
+
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "anchors and aliases are not allowed in SKILL.md frontmatter", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):
+            raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"keys must be strings, found {key!r}", key_node.start_mark)
+            if key in mapping:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def _construct_int(loader: _CoreSchemaLoader, node: Any) -> int:
+    text = str(loader.construct_scalar(node))
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text)
+
+
+def _construct_float(loader: _CoreSchemaLoader, node: Any) -> float:
+    text = str(loader.construct_scalar(node)).lower()
+    if text.lstrip("+-") in (".inf", ".nan"):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{text} has no JSON form; quote it to keep it as text", node.start_mark)
+    return float(text)
+
+
+_CoreSchemaLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
+_CoreSchemaLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_CoreSchemaLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
+_CoreSchemaLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+.0123456789"))
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(the YAML between the leading `---` lines, the Markdown body after them)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    match = _BLOCK.match(text)
+    if match is None:
+        raise FrontmatterError("SKILL.md must begin with YAML frontmatter: a '---' line, the YAML "
+                               "(at least 'name' and 'description'), then another '---' line")
+    return match.group("yaml"), text[match.end():]
+
+
+def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
+    """The frontmatter as a JSON-ready mapping, exactly as a YAML 1.2 client reads it."""
+    if len(yaml_text) > MAX_FRONTMATTER_CHARS:
+        raise FrontmatterError(f"the frontmatter is {len(yaml_text)} characters; at most {MAX_FRONTMATTER_CHARS} "
+                               "are accepted (move long content into the Markdown body)")
+    try:
+        document = yaml.load(yaml_text, Loader=_CoreSchemaLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"the frontmatter is not valid YAML: {_one_line(exc)}") from None
+    if not isinstance(document, dict):
+        raise FrontmatterError("the frontmatter must be a YAML mapping (key: value lines), "
+                               f"not {type(document).__name__ if document is not None else 'empty'}")
+    _check_json_ready(document, "frontmatter", 0)
+    return document
+
+
+def check_frontmatter(frontmatter: dict[str, Any], directory_name: str) -> None:
+    """The Agent Skills rules SEP-2640 relies on; FrontmatterError naming the field otherwise."""
+    name = frontmatter.get("name")
+    if not isinstance(name, str) or not name:
+        raise FrontmatterError("'name' is required: the skill's name, e.g. 'pdf-processing'")
+    if len(name) > NAME_MAX or not SKILL_NAME.match(name):
+        raise FrontmatterError(f"'name' {name!r} breaks the Agent Skills naming rule: 1-{NAME_MAX} lowercase "
+                               "letters, digits and hyphens, no hyphen at the start, the end, or twice in a row")
+    if name != directory_name:
+        raise FrontmatterError(f"'name' {name!r} must equal the skill's directory name {directory_name!r} "
+                               "(rename one of them)")
+    description = frontmatter.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise FrontmatterError("'description' is required: what the skill does and when to use it")
+    if len(description) > DESCRIPTION_MAX:
+        raise FrontmatterError(f"'description' is {len(description)} characters; at most {DESCRIPTION_MAX}")
+    for key in ("license", "compatibility", "allowed-tools"):
+        if key in frontmatter and not isinstance(frontmatter[key], str):
+            raise FrontmatterError(f"'{key}' must be a string")
+    compatibility = frontmatter.get("compatibility")
+    if isinstance(compatibility, str) and len(compatibility) > COMPATIBILITY_MAX:
+        raise FrontmatterError(f"'compatibility' is {len(compatibility)} characters; at most {COMPATIBILITY_MAX}")
+    metadata = frontmatter.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            raise FrontmatterError("'metadata' must be a mapping of keys to values")
+        reserved = sorted(key for key in metadata if key.startswith(RESERVED_METADATA_PREFIX))
+        if reserved:
+            raise FrontmatterError(f"'metadata' keys {reserved} use the prefix '{RESERVED_METADATA_PREFIX}', which "
+                                   "is reserved for MCP extensions; choose another key")
+
+
+def _check_json_ready(value: Any, where: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise FrontmatterError(f"{where} is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_json_ready(item, f"{where}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json_ready(item, f"{where}[{index}]", depth + 1)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise FrontmatterError(f"{where} is {value}, which has no JSON form")
+    elif value is not None and not isinstance(value, (str, int, bool)):
+        raise FrontmatterError(f"{where} is a YAML {type(value).__name__}, which has no JSON form; "
+                               "use a plain string, number, boolean, list or mapping")
+
+
+def _one_line(exc: yaml.YAMLError) -> str:
+    return " ".join(str(exc).split())

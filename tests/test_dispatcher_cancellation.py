@@ -1,0 +1,187 @@
+"""The dispatcher's bookkeeping of cancellation and ids, observed from a handler (no MCP).
+
+What a handler can see while it is cancelled, which notifications the dispatcher keeps for itself,
+what closing does to requests in flight, and that outbound requests never share an id. Written
+against the survivors of `bin/mutate dispatcher` (docs/TESTING.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_kit.dispatcher import Dispatcher
+from mcp_kit.jsonrpc import Notification, Request, encode_message
+
+pytestmark = pytest.mark.anyio
+
+
+class Wire:
+    """Every frame the dispatcher sends, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.frames: list[Any] = []
+        self._changed = anyio.Event()
+
+    async def send(self, message: Any, related_to: Any = None) -> None:
+        self.frames.append(json.loads(encode_message(message)))
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_for(self, predicate: Any, timeout: float = 5) -> Any:
+        with anyio.fail_after(timeout):
+            while True:
+                for frame in self.frames:
+                    if predicate(frame):
+                        return frame
+                await self._changed.wait()
+
+
+class Handler:
+    """`wait` blocks until cancelled (recording what the dispatcher said meanwhile); `notify` may raise."""
+
+    def __init__(self) -> None:
+        self.dispatcher: Dispatcher | None = None
+        self.started: dict[Any, anyio.Event] = {}
+        self.seen_while_running: dict[Any, bool] = {}
+        self.seen_while_cancelled: dict[Any, bool] = {}
+        self.notifications: list[str] = []
+        self.fail_notifications = False
+        self.closed = False
+
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
+        assert self.dispatcher is not None
+        if request.method == "wait":
+            self.seen_while_running[request.id] = self.dispatcher.was_cancelled(request.id)
+            self.started.setdefault(request.id, anyio.Event()).set()
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                self.seen_while_cancelled[request.id] = self.dispatcher.was_cancelled(request.id)
+                raise
+        return {"echo": request.method}
+
+    async def handle_notification(self, notification: Notification) -> None:
+        if self.fail_notifications:
+            raise RuntimeError(f"cannot handle {notification.method}")
+        self.notifications.append(notification.method)
+
+    def accepts_batches(self) -> bool:
+        return True
+
+    def unencodable_result(self, request: Request, error: Exception) -> Any:
+        raise error
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def started_event(self, request_id: Any) -> None:
+        with anyio.fail_after(5):
+            await self.started.setdefault(request_id, anyio.Event()).wait()
+
+
+@contextlib.asynccontextmanager
+async def running() -> AsyncIterator[tuple[Dispatcher, Wire, Handler]]:
+    wire, handler = Wire(), Handler()
+    async with Dispatcher(wire, handler) as dispatcher:
+        handler.dispatcher = dispatcher
+        yield dispatcher, wire, handler
+
+
+def request(request_id: Any, method: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method}).encode()
+
+
+def cancelled(request_id: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}).encode()
+
+
+async def test_a_handler_sees_its_request_cancelled_only_once_the_peer_cancels_it() -> None:
+    async with running() as (dispatcher, wire, handler):
+        await dispatcher.feed_frame(request("a", "wait"))
+        await dispatcher.feed_frame(request("b", "wait"))
+        await handler.started_event("a")
+        await handler.started_event("b")
+        assert handler.seen_while_running == {"a": False, "b": False}
+        assert dispatcher.was_cancelled("a") is False and dispatcher.was_cancelled("unknown") is False
+        assert dispatcher.cancel("a") is True  # in flight: cancelled
+        assert dispatcher.cancel("nope") is False  # never seen: nothing to do
+        await dispatcher.feed_frame(cancelled("b"))  # the same through the wire
+        await dispatcher.feed_frame(request("c", "ping"))
+        await wire.wait_for(lambda f: f.get("id") == "c")
+        assert handler.seen_while_cancelled == {"a": True, "b": True}
+        assert dispatcher.in_flight == 0 and dispatcher.was_cancelled("a") is False  # gone once unwound
+        assert dispatcher.cancel("a") is False
+        assert [f for f in wire.frames if f.get("id") in ("a", "b")] == []
+
+
+async def test_every_notification_but_cancelled_reaches_the_handler() -> None:
+    methods = ["notifications/initialized", "notifications/progress", "notifications/roots/list_changed",
+               "notifications/cancelledx", "zz/last", "a/first"]
+    async with running() as (dispatcher, wire, handler):
+        for method in [*methods, "notifications/cancelled"]:
+            await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "method": method, "params": {}}))
+        await dispatcher.feed_frame(request(1, "ping"))
+        await wire.wait_for(lambda f: f.get("id") == 1)
+        assert handler.notifications == methods
+
+
+async def test_a_failing_notification_handler_is_logged_and_traffic_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    async with running() as (dispatcher, wire, handler):
+        handler.fail_notifications = True
+        with caplog.at_level(logging.ERROR, logger="mcp_kit.dispatcher"):
+            await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        assert "error while handling notification notifications/initialized" in caplog.text
+        await dispatcher.feed_frame(request(2, "ping"))
+        assert (await wire.wait_for(lambda f: f.get("id") == 2))["result"] == {"echo": "ping"}
+
+
+async def test_closing_stops_every_request_in_flight_unanswered() -> None:
+    async with running() as (dispatcher, wire, handler):
+        for request_id in (1, 2, 3):
+            await dispatcher.feed_frame(request(request_id, "wait"))
+        for request_id in (1, 2, 3):
+            await handler.started_event(request_id)
+        assert dispatcher.in_flight == 3
+        dispatcher.close()  # the peer is gone
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
+        assert handler.closed
+        assert set(handler.seen_while_cancelled) == {1, 2, 3}
+        assert set(handler.seen_while_cancelled.values()) == {False}  # gone, not cancelled by the peer
+        assert wire.frames == []
+
+
+async def test_a_duplicate_id_inside_a_batch_does_not_stop_the_rest_of_the_batch() -> None:
+    async with running() as (dispatcher, wire, handler):
+        await dispatcher.feed_frame(request(1, "wait"))
+        await handler.started_event(1)
+        await dispatcher.feed_frame(b"[" + request(1, "ping") + b"," + request(2, "ping") + b"," + request(3, "ping") + b"]")
+        batch = await wire.wait_for(lambda f: isinstance(f, list))
+        assert [answer["id"] for answer in batch] == [2, 3]
+        duplicate = await wire.wait_for(lambda f: isinstance(f, dict) and "error" in f)
+        assert duplicate["id"] == 1 and duplicate["error"]["code"] == -32600
+
+
+async def test_concurrent_outbound_requests_get_distinct_ids_and_their_own_answers() -> None:
+    async with running() as (dispatcher, wire, _):
+        results: dict[str, Any] = {}
+
+        async def ask(method: str) -> None:
+            results[method] = await dispatcher.request(method=method, params={}, timeout=5)
+
+        async with anyio.create_task_group() as tg:
+            for method in ("x/one", "x/two", "x/three"):
+                tg.start_soon(ask, method)
+            sent = [await wire.wait_for(lambda f, m=m: isinstance(f, dict) and f.get("method") == m)
+                    for m in ("x/one", "x/two", "x/three")]
+            assert len({frame["id"] for frame in sent}) == 3
+            for frame in reversed(sent):  # answered in the opposite order
+                await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": frame["method"]}))
+        assert results == {"x/one": "x/one", "x/two": "x/two", "x/three": "x/three"}
