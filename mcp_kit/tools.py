@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from .auth.scopes import scope_list
 from .content import dump_model, error_result, tool_result
 from .errors import ToolError, UpstreamUnavailable, invalid_params
 from .jsonrpc import JSONRPCError
@@ -42,6 +43,7 @@ class Tool:
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
     is_async: bool = True
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
     _wire: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def definition(self) -> dict[str, Any]:
@@ -85,8 +87,10 @@ def make_tool(
     input_schema: dict[str, Any] | None = None,
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
+    scopes: str | list[str] | tuple[str, ...] | None = None,
 ) -> Tool:
-    """Inspect `fn` once and build its Tool."""
+    """Inspect `fn` once and build its Tool. `scopes`: the OAuth scopes a caller needs (checked only when the
+    request came with an OAuth access token, see `mcp_kit.auth`)."""
     docs = parse_docstring(fn)
     signature = inspect_function(fn, context_type, docs)
     if input_schema is not None:
@@ -105,6 +109,7 @@ def make_tool(
         icons=icons,
         meta=meta,
         is_async=inspect.iscoroutinefunction(fn),
+        scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"),
     )
 
 
