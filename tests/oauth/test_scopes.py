@@ -435,3 +435,40 @@ def test_a_single_string_is_one_scope_and_duplicates_collapse() -> None:
     assert app.required_scopes("tools/call", {"name": "u"}) == ("a:b", "c")
     assert app.required_scopes("tools/call", {"name": ["not", "a", "name"]}) == ()
     assert app.declared_scopes() == ("files:write", "a:b", "c")
+
+
+# ---------------------------------------------------------------------------------------------- the filesystem server
+
+
+def test_the_filesystem_servers_write_tools_need_files_write(files_as: AuthorizationServer, tmp_path: Any) -> None:
+    from ..support import http_server
+
+    (tmp_path / "a.txt").write_text("hello")
+    sock, port = bound_socket()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    command = ["-m", "servers.filesystem", str(tmp_path), "--oauth-issuer", files_as.issuer, "--oauth-resource", resource]
+    with sock, http_server(command, listen_on=sock, env={"MCP_OAUTH_SCOPES": ""}) as url:
+        server = Files(str(url), resource, files_as, [])
+        document = httpx.get(f"{url}/.well-known/oauth-protected-resource/mcp").json()
+        assert document["scopes_supported"] == ["files:read", "files:write"]
+        assert challenge(server.post(None, INITIALIZE))["scope"] == "files:read"  # --oauth-scopes' default here
+        reader = server.token("dana", "files:read")
+        session = server.session(reader)
+        tools = answer(server.call(reader, session, "tools/list", {}))["result"]["tools"]
+        assert {"read_text_file", "write_file", "edit_file", "move_file", "create_directory"} <= {t["name"] for t in tools}
+        read = answer(server.call(reader, session, "tools/call", {"name": "read_text_file",
+                                                                 "arguments": {"path": str(tmp_path / "a.txt")}}))
+        assert read["result"]["content"][0]["text"] == "hello"
+        for name, arguments in (("write_file", {"path": str(tmp_path / "a.txt"), "content": "bye"}),
+                                ("create_directory", {"path": str(tmp_path / "d")}),
+                                ("move_file", {"source": str(tmp_path / "a.txt"), "destination": str(tmp_path / "b")})):
+            refused = server.call(reader, session, "tools/call", {"name": name, "arguments": arguments})
+            assert refused.status_code == 403, name
+            assert challenge(refused)["scope"] == "files:read files:write"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"] and (tmp_path / "a.txt").read_text() == "hello"
+        writer = server.token("dana", "files:read", "files:write")
+        wrote = answer(server.call(writer, session, "tools/call", {"name": "write_file", "arguments": {
+            "path": str(tmp_path / "a.txt"), "content": "bye"}}))
+        assert not wrote["result"].get("isError") and (tmp_path / "a.txt").read_text() == "bye"
+        logged = url.log.text
+        assert "tools/call" in logged and reader not in logged and writer not in logged
