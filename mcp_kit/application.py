@@ -249,6 +249,9 @@ class Application:
     def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
         """The OAuth scopes the tool, resource or prompt a request names needs (() for every other request).
 
+        `tools/call`, `resources/read` and `resources/subscribe`, `prompts/get`, and `completion/complete`
+        (for the prompt or template whose arguments it completes).
+
         The HTTP transport asks this before dispatching a request with an access token, so a caller
         lacking them gets a 403 `insufficient_scope` challenge it can step up with.
         """
@@ -256,13 +259,23 @@ class Application:
             name = params.get("name")
             tool = self.tools.get(name) if isinstance(name, str) else None
             return tool.scopes if tool is not None else ()
-        if method == "resources/read":
+        if method in ("resources/read", "resources/subscribe"):
             uri = params.get("uri")
             return self.resources.scopes_for(uri) if isinstance(uri, str) else ()
         if method == "prompts/get":
             name = params.get("name")
             entry = self.prompts.get(name) if isinstance(name, str) else None
             return entry.scopes if entry is not None else ()
+        if method == "completion/complete":  # completing a prompt's or template's arguments needs its scopes
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return ()
+            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+            if not isinstance(key, str):
+                return ()
+            found = (self.prompts.get(key) if ref.get("type") == "ref/prompt"
+                     else self.resources.templates.get(key) or self.resources.fixed.get(key))
+            return found.scopes if found is not None else ()
         return ()
 
     def declared_scopes(self) -> tuple[str, ...]:

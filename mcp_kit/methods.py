@@ -11,7 +11,9 @@ OAuth scopes: a tool, resource or prompt may declare the scopes a caller needs. 
 transport refuses a request lacking them with a 403 `insufficient_scope` challenge before it is
 dispatched; the routes check again for every request that gets here with an access token
 (`ctx.principal`), e.g. inside a batch or over legacy SSE: a tool answers an `isError` result,
-a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing scopes. Lists
+a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing scopes. Resource
+scopes are checked in `resources.bind_resource`, so subscriptions (both eras) need them too; a
+completion for a prompt's or template's arguments needs that primitive's scopes. Lists
 show every primitive whatever the caller's scopes, so a client can see what a step-up would
 unlock. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
 
@@ -142,11 +144,11 @@ async def _list_templates(app: Application, params: dict[str, Any], ctx: Context
 async def _read_resource(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     uri = uri_param(params)
     if not app.tool_hooks:
-        return {"contents": await _read_allowed(app, uri, ctx)}
+        return {"contents": await read_resource(app.resources, uri, ctx)}
     started = time.perf_counter()
     subject = subject_of(ctx)
     try:
-        contents = await _read_allowed(app, uri, ctx)
+        contents = await read_resource(app.resources, uri, ctx)
     except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables, scopes
         app.record_resource_read(ctx.session_id, uri, exc.message, time.perf_counter() - started, subject)
         raise
@@ -156,12 +158,6 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
         raise
     app.record_resource_read(ctx.session_id, uri, None, time.perf_counter() - started, subject)
     return {"contents": contents}
-
-
-async def _read_allowed(app: Application, uri: str, ctx: Context) -> list[dict[str, Any]]:
-    if ctx.principal is not None:
-        require_scopes(ctx, app.resources.scopes_for(uri), f"Resource {uri!r}")
-    return await read_resource(app.resources, uri, ctx)
 
 
 def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
@@ -206,6 +202,9 @@ async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> A
     context = params.get("context")
     if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments") or {}, dict)):
         raise invalid_params("'context' must be an object {\"arguments\": {name: value}}")
+    if ctx.principal is not None:  # completing a prompt's or template's arguments needs what using it needs
+        require_scopes(ctx, app.required_scopes("completion/complete", params), f"Completing {ref.get('type')} "
+                       f"{ref.get('name') or ref.get('uri')!r}")
     completions: CompletionRegistry = app.completions
     return {"completion": await completions.complete(ref, argument, params.get("context"))}
 

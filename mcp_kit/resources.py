@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from .auth.scopes import scope_list
 from .content import dump_model, is_protocol_model, json_text, to_jsonable
-from .errors import ResourceNotFound, invalid_params
+from .errors import InsufficientScopeError, ResourceNotFound, invalid_params
 from .signature import Signature, describe_validation_error, inspect_variables, is_context_annotation
 from .threads import run_in_worker
 
@@ -162,10 +162,21 @@ async def bind_resource(registry: ResourceRegistry, uri: str, context: Any) -> t
     """The entry serving `uri` and its handler's arguments, checked as a read checks them.
 
     Raises what a read of `uri` would raise before reading: ResourceNotFound for a URI no
-    resource or template serves, -32602 for a variable its type refuses, and whatever the
-    entry's validator raises. Subscriptions call this without reading.
+    resource or template serves, InsufficientScopeError (-31002) when the caller's OAuth token
+    lacks a scope the entry declares (checked before its variables or validator run), -32602 for
+    a variable its type refuses, and whatever the entry's validator raises. Subscriptions call
+    this without reading.
     """
-    entry, kwargs = registry.resolve(uri)
+    found = registry.find(uri)
+    if found is None:
+        raise ResourceNotFound(uri)
+    entry, variables = found
+    if entry.scopes:
+        principal = getattr(context, "principal", None)
+        missing = principal.missing(entry.scopes) if principal is not None else ()
+        if missing:
+            raise InsufficientScopeError(f"Resource {uri!r}", entry.scopes, missing)
+    kwargs = validate_variables(entry, uri, variables)
     if entry.validator is not None:
         checks = dict(kwargs)
         if entry.validator_context_param:

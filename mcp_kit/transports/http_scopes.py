@@ -33,7 +33,8 @@ from .connection import Served
 logger = logging.getLogger("mcp_kit.http")
 
 RequiredScopes = Callable[[str, dict[str, Any]], tuple[str, ...]]  # (method, params) -> scopes its primitive needs
-NAMED_BY = {"tools/call": ("name", "Tool"), "prompts/get": ("name", "Prompt"), "resources/read": ("uri", "Resource")}
+NAMED_BY = {"tools/call": ("name", "Tool"), "prompts/get": ("name", "Prompt"), "resources/read": ("uri", "Resource"),
+            "resources/subscribe": ("uri", "Resource"), "completion/complete": ("ref", "Completion of")}
 
 
 def caller(request: HTTPRequest) -> AccessToken | None:

@@ -141,6 +141,14 @@ def build_app(audit: list[AuditRecord], written: list[str]) -> MCPServer:
         """Review as an admin."""
         return f"review {topic}"
 
+    @app.completion("admin_review", "topic")
+    def topics(value: str, context: Any) -> list[str]:
+        return [t for t in ("secrets", "salaries") if t.startswith(value)]
+
+    @app.completion("notes://private/{name}", "name")
+    def private_names(value: str, context: Any) -> list[str]:
+        return ["payroll"]
+
     return app
 
 
@@ -263,6 +271,32 @@ def test_a_2026_request_gets_the_403_challenge_too(files: Files) -> None:
     who = files.post(reader, {**body, "params": {**body["params"], "name": "whoami", "arguments": {}}},
                      **{**headers, "Mcp-Name": "whoami"})
     assert answer(who)["result"]["structuredContent"]["subject"] == "bob"
+
+
+def test_subscribing_and_completing_need_the_primitives_scopes_too(files: Files) -> None:
+    reader = files.token("alice", "files:read")
+    session = files.session(reader)
+    prompt_ref = {"ref": {"type": "ref/prompt", "name": "admin_review"}, "argument": {"name": "topic", "value": "s"}}
+    template_ref = {"ref": {"type": "ref/resource", "uri": "notes://private/{name}"},
+                    "argument": {"name": "name", "value": ""}}
+    for method, params in (("resources/subscribe", {"uri": "notes://private/x"}),
+                           ("completion/complete", prompt_ref), ("completion/complete", template_ref)):
+        refused = files.call(reader, session, method, params)
+        assert refused.status_code == 403, (method, params)
+        assert challenge(refused)["scope"] == "files:read notes:admin"
+    admin = files.token("alice", "files:read", "notes:admin")
+    assert "result" in answer(files.call(admin, session, "resources/subscribe", {"uri": "notes://private/x"}))
+    completed = answer(files.call(admin, session, "completion/complete", prompt_ref))["result"]["completion"]
+    assert completed["values"] == ["secrets", "salaries"]
+    # where no challenge can be sent, the method table refuses them the same way
+    batch = [{"jsonrpc": "2.0", "id": 20, "method": "resources/subscribe", "params": {"uri": "notes://admin/audit"}},
+             {"jsonrpc": "2.0", "id": 21, "method": "completion/complete", "params": template_ref}]
+    old = files.session(reader, version="2025-03-26")
+    response = httpx.post(files.mcp, json=batch, timeout=30, headers={
+        **MCP_HEADERS, "Accept": "application/json", "Authorization": f"Bearer {reader}", "Mcp-Session-Id": old})
+    errors = {item["id"]: item["error"] for item in response.json()}
+    assert errors[20]["code"] == errors[21]["code"] == -31002
+    assert errors[20]["data"]["missing"] == errors[21]["data"]["missing"] == ["notes:admin"]
 
 
 # ---------------------------------------------------------------------------------------------- no challenge possible
