@@ -42,7 +42,7 @@ class StreamableHTTP:
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
         served = self.table.touch(session_id)
-        if served is None or not owns(served, request):  # another caller's session is not theirs to find
+        if served is None or (served.owner is not None and not owns(served, request)):  # not another caller's
             return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
         return served
 
