@@ -71,7 +71,9 @@ class TaskCall:
         """Create the task in the store (durably) and hand the call off; a second call returns the same record."""
         if self.record is not None:
             return self.record
-        record = self.settings.new_record(now_ms=int(time.time() * 1000), method=self.method, target=self.target,
+        clock = getattr(self.runner.store, "now_ms", None)  # the store's clock when it has one (tests move it)
+        now_ms = clock() if callable(clock) else int(time.time() * 1000)
+        record = self.settings.new_record(now_ms=now_ms, method=self.method, target=self.target,
                                           era=self.era, owner=self.owner, requested_ttl=self.requested_ttl,
                                           status_message=status_message)
         await self.runner.store.create(record)  # TaskLimitReached propagates to the caller
