@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 from ..errors import MCPError
 from ..jsonrpc import INTERNAL_ERROR, JSONRPCError
 from .model import TaskRecord, TaskSettings
-from .store import TaskStore
+from .store import TaskStore, TaskStoreError
 
 logger = logging.getLogger("mcp_kit.tasks")
 
@@ -164,6 +164,11 @@ class TaskRunner:
                         value = await work()
                     except JSONRPCError as exc:
                         await self._settle(call, error=exc)
+                    except TaskStoreError as exc:  # the task could not be created (limits): the caller says so
+                        if call.record is None:
+                            call._decide(error=exc)
+                        else:
+                            await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
                     except Exception as exc:
                         logger.exception("task work for %s failed", call.target)
                         await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
