@@ -24,6 +24,7 @@ CALLS = {
     "convert": ({"value": 212, "to": "celsius"}, '"value": 100.0'),
     "write_note": ({"name": "todo", "text": "x"}, "saved"),
     "stock_level": ({"sku": "AB-1234"}, "7"),
+    "build_report": ({"items": 3}, "report over 3 items"),
 }
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = [block for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
