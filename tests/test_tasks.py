@@ -341,3 +341,43 @@ async def test_the_task_limit_answers_a_tool_error() -> None:
         refused = await modern(client, "tools/call", {"name": "blocker", "arguments": {}})
         assert refused["isError"] is True and "limit" in refused["content"][0]["text"]
         gates.release.set()
+
+
+class _Scope:
+    """A 2026-07-28 request scope declaring the tasks extension (for calling routes directly)."""
+
+    session_id = "direct"
+    protocol_version = "2026-07-28"
+    client_capabilities = {"extensions": {TASKS: {}}}
+    log_threshold = None
+    lifespan_state = None
+
+    async def notify(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def was_cancelled(self, request_id: Any) -> bool:
+        return False
+
+
+async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
+    from types import SimpleNamespace
+
+    from mcp_kit.methods import ROUTES
+
+    app, _ = build()
+
+    def as_caller(subject: str | None) -> Context:
+        principal = None if subject is None else SimpleNamespace(subject=subject, client_id="app")
+        return Context(_Scope(), 1, {}, principal)  # type: ignore[arg-type]
+
+    async with app.running():
+        created = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}}, as_caller("alice"))
+        record = await app.task_store.get(created["taskId"])
+        assert record is not None and record.owner == "principal:alice|app"
+        assert (await ROUTES["tasks/get"](app, {"taskId": created["taskId"]}, as_caller("alice")))["taskId"]
+        for other in ("mallory", None):
+            with pytest.raises(MCPError) as hidden:
+                await ROUTES["tasks/get"](app, {"taskId": created["taskId"]}, as_caller(other))
+            assert hidden.value.code == -32602
+        anonymous = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 2}}, as_caller(None))
+        assert (await app.task_store.get(anonymous["taskId"])).owner is None  # type: ignore[union-attr]
