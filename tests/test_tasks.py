@@ -381,3 +381,105 @@ async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
             assert hidden.value.code == -32602
         anonymous = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 2}}, as_caller(None))
         assert (await app.task_store.get(anonymous["taskId"])).owner is None  # type: ignore[union-attr]
+
+
+def probe_app() -> MCPServer:
+    """Tools that use every `ctx` facility inside a task, and before an explicit start."""
+    app = MCPServer("probe", lifespan=lambda app: _state())
+
+    @app.tool(task="optional")
+    async def inside(ctx: Context) -> str:
+        """Log, report progress, list roots, ping and check cancellation from inside a task."""
+        await ctx.info("working")
+        await ctx.report_progress(1)
+        roots = await ctx.list_roots()
+        await ctx.ping()
+        return (f"task={ctx.task_id is not None} roots={[str(r.uri) for r in roots]} closed={ctx.close_sse_stream()} "
+                f"cancelled={ctx.is_cancelled} state={ctx.lifespan_state} v={ctx.protocol_version} "
+                f"session={bool(ctx.session_id)}")
+
+    @app.tool(task="optional", task_start="explicit")
+    async def before(ctx: Context) -> str:
+        """Use the request's facilities, then start the task."""
+        await ctx.report_progress(1, 2, "before the task")
+        roots = await ctx.list_roots()
+        if ctx.protocol_version == "2026-07-28":
+            await ctx.ping()  # a no-op there; the in-memory test client answers no ping
+        closed = ctx.close_sse_stream()
+        cancelled = ctx.is_cancelled
+        await ctx.start_task()
+        return f"roots={len(roots)} closed={closed} cancelled={cancelled} task={ctx.task_id is not None}"
+
+    @app.tool(task="optional")
+    async def impatient(ctx: Context) -> str:
+        """Ask with a short timeout that nobody answers."""
+        await ctx.elicit("Anyone?", {"type": "object", "properties": {}}, timeout=0.05)
+        return "answered"
+
+    @app.tool(task="optional")
+    async def needs_sampling(ctx: Context) -> str:
+        """Ask the client's model (the client declared no sampling)."""
+        await ctx.sample("hi")
+        return "sampled"
+
+    return app
+
+
+class _state:  # noqa: N801 - an async context manager yielding the lifespan state
+    async def __aenter__(self) -> str:
+        return "ready"
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+async def test_ctx_inside_a_handshake_era_task() -> None:
+    app = probe_app()
+    progress: list[Any] = []
+    async with connect(app, roots=[{"uri": "file:///work", "name": "work"}]) as client:
+        created = (await client.request("tools/call", {"name": "inside", "arguments": {}, "task": {},
+                                                       "_meta": {"progressToken": "p1"}}))["task"]
+        result = await client.request("tasks/result", {"taskId": created["taskId"]})  # relays roots/list
+        text = result["content"][0]["text"]
+        assert text.startswith("task=True roots=['file:///work'] closed=False cancelled=False state=ready")
+        progress = [n["params"] for n in client.notifications_named("notifications/progress")]
+        assert progress and progress[0]["progressToken"] == "p1"  # still on the original token
+        assert any(n["params"]["data"] == "working" for n in client.notifications_named("notifications/message"))
+        early = (await client.request("tools/call", {"name": "before", "arguments": {}, "task": {},
+                                                     "_meta": {"progressToken": "p2"}}))["task"]
+        done = await client.request("tasks/result", {"taskId": early["taskId"]})
+        assert done["content"][0]["text"] == "roots=1 closed=False cancelled=False task=True"
+        assert any(p.get("message") == "before the task" for p in
+                   (n["params"] for n in client.notifications_named("notifications/progress")))
+        timed_out = (await client.request("tools/call", {"name": "impatient", "arguments": {}, "task": {}}))["task"]
+        with anyio.fail_after(10):
+            while (await client.request("tasks/get", {"taskId": timed_out["taskId"]}))["status"] != "failed":
+                await anyio.sleep(0.01)
+
+
+async def test_ctx_inside_a_stateless_task() -> None:
+    app = probe_app()
+    envelope = meta(elicitation=False)
+    envelope["io.modelcontextprotocol/clientCapabilities"]["roots"] = {}
+    async with app.running(), connect(app) as client:
+        created = await client.request("tools/call", {"name": "inside", "arguments": {}, "_meta": envelope})
+        with anyio.fail_after(5):
+            while "inputRequests" not in (task := await client.request(
+                    "tasks/get", {"taskId": created["taskId"], "_meta": envelope})):
+                await anyio.sleep(0.01)
+        [(key, request)] = task["inputRequests"].items()
+        assert request["method"] == "roots/list"
+        await client.request("tasks/update", {"taskId": created["taskId"], "_meta": envelope,
+                                              "inputResponses": {key: {"roots": [{"uri": "file:///data"}]}}})
+        done = await settle(client, created["taskId"])
+        assert done["result"]["content"][0]["text"].startswith("task=True roots=['file:///data'] closed=False")
+        assert client.notifications_named("notifications/message") == []  # no log channel for tasks in 2026
+        asking = await client.request("tools/call", {"name": "before", "arguments": {}, "_meta": envelope})
+        assert asking["resultType"] == "input_required"  # list_roots before the task: an ordinary input round
+        answers = {key: {"roots": []} for key in asking["inputRequests"]}
+        early = await client.request("tools/call", {"name": "before", "arguments": {}, "_meta": envelope,
+                                                    "inputResponses": answers, "requestState": asking["requestState"]})
+        assert (await settle(client, early["taskId"]))["result"]["content"][0]["text"].endswith("task=True")
+        refused = await client.request("tools/call", {"name": "needs_sampling", "arguments": {}, "_meta": envelope})
+        failed = await settle(client, refused["taskId"])
+        assert failed["status"] == "failed" and failed["error"]["code"] == -32021
