@@ -27,13 +27,18 @@ from .context import Context
 from .errors import MCPError
 from .prompts import PromptEntry, make_prompt
 from .resources import ResourceRegistry, make_resource, set_validator, validate_variables
+from .skills import EXTENSION_ID as SKILLS_EXTENSION
+from .skills import Skill, SkillCatalog
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
+from .tasks import InMemoryTaskStore, TaskSettings, TaskStore
+from .tasks.runner import TaskRunner
 from .tools import ToolRegistry, make_tool
-from .versions import shape_capabilities, shape_server_info
+from .versions import is_stateless, shape_capabilities, shape_server_info
 
 logger = logging.getLogger("mcp_kit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 A = TypeVar("A", bound="Application")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
 
@@ -62,6 +67,9 @@ class Application:
         cache_scope: str = "private",
         max_subscriptions_per_session: int = DEFAULT_MAX_PER_SESSION,
         max_subscriptions: int = DEFAULT_MAX_TOTAL,
+        task_store: TaskStore | None = None,
+        task_settings: TaskSettings | None = None,
+        max_running_tasks: int = 100,
     ) -> None:
         self.name = name
         self.version = version
@@ -82,6 +90,10 @@ class Application:
         self.tool_hooks: list[AuditHook] = []  # audit hooks: tool calls and resource reads
         self.roots_hooks: list[Callable[[Any], Any]] = []
         self.lifespan_state: Any = None
+        self.task_store: TaskStore = task_store if task_store is not None else InMemoryTaskStore()
+        self.task_settings = task_settings or TaskSettings()
+        self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)
+        self.skills: SkillCatalog | None = None  # SEP-2640 skills, once add_skills was called
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -114,6 +126,26 @@ class Application:
     def remove_tool(self, name: str) -> None:
         if self.tools.remove(name):
             self._list_changed("tools")
+
+    def add_skills(self, path: Any, *, prefix: str | None = None, strict: bool = True) -> list[Skill]:
+        """Serve the Agent Skills under `path` (SEP-2640): every directory with a `SKILL.md` is a skill.
+
+        Each file is a `skill://<prefix>/<name>/<file>` resource; `skills/list`, `skills/get` and
+        `resources/directory/read` enumerate them. `prefix` ("acme/billing") adds an organisational
+        path. Raises `SkillError` listing every problem (with `strict=False`: leaves bad skills
+        out, logging why). Files are read now (a snapshot); connected clients hear
+        `resources/list_changed`. Returns the skills added.
+        """
+        if self.skills is None:
+            self.skills = SkillCatalog(page_size=min(self.page_size, 50))
+            self.resources.listers.append(self.skills.resources)
+        added = self.skills.add_directory(path, prefix=prefix, strict=strict)
+        self._list_changed("resources")
+        return added
+
+    def supports_tasks(self) -> bool:
+        """Whether some tool may run as a task (then the tasks capability and methods exist)."""
+        return any(tool.task_support != "forbidden" for tool in self.tools)
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Register a resource; a URI with `{variables}` registers a template.
@@ -291,12 +323,22 @@ class Application:
         caps: dict[str, Any] = {"logging": {}}
         if len(self.tools):
             caps["tools"] = {"listChanged": True}
-        if self.resources:
+        if self.resources or self.skills is not None:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}
         if self.completions:
             caps["completions"] = {}
+        extensions: dict[str, Any] = {}
+        if self.supports_tasks():
+            if version == "2025-11-25":  # experimental tasks of the core protocol
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            elif is_stateless(version):  # the io.modelcontextprotocol/tasks extension (SEP-2663)
+                extensions[TASKS_EXTENSION] = {}
+        if self.skills is not None and (version == "2025-11-25" or is_stateless(version)):
+            extensions[SKILLS_EXTENSION] = {"directoryRead": True}
+        if extensions:
+            caps["extensions"] = extensions
         return shape_capabilities(caps, version)
 
     def info(self, version: str) -> dict[str, Any]:
@@ -370,10 +412,13 @@ class Application:
                     self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
                 async with anyio.create_task_group() as tg:
                     self.hub.attach(tg)
+                    self.task_runner.attach(tg)
                     try:
                         yield self
                     finally:
                         self.hub.attach(None)
+                        self.task_runner.attach(None)
+                        await self.task_runner.shutdown()
                         tg.cancel_scope.cancel()
         finally:
             self._running = 0

@@ -55,8 +55,19 @@ class Context:
 
     @property
     def is_cancelled(self) -> bool:
-        """True once the client cancelled this request (the task is also being cancelled)."""
-        return self.request_id is not None and self.scope.was_cancelled(self.request_id)
+        """True once the client cancelled this request, or its task was cancelled or expired."""
+        return self.scope.was_cancelled(self.request_id if self.request_id is not None else "")
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as; None when it is not (or not yet) a task."""
+        return getattr(self.scope, "task_id", None)
+
+    async def start_task(self, status_message: str | None = None) -> str | None:
+        """Run the rest of this call as a task: the client gets the task's handle now (tools with
+        `task_start="explicit"`). A no-op returning None when the call cannot become a task."""
+        start = getattr(self.scope, "start_task", None)
+        return None if start is None else await start(status_message)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""
@@ -65,10 +76,15 @@ class Context:
     # ------------------------------------------------------------------ notifications
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send `notifications/progress` for this request (nothing when the client gave no token)."""
-        if self.progress_token is None:
+        """Send `notifications/progress` for this request (nothing when the client gave no token).
+
+        In a task it also sets the task's status message (`message`, else "progress/total").
+        """
+        if self.progress_token is None and self.task_id is None:
             return
-        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        params: dict[str, Any] = {"progress": progress}
+        if self.progress_token is not None:
+            params["progressToken"] = self.progress_token
         if total is not None:
             params["total"] = total
         if message is not None:

@@ -67,7 +67,8 @@ def verify_state(state: str, binding: str) -> dict[str, Any]:
     return data["a"]
 
 
-def _valid_answer(method: str, answer: Any) -> bool:
+def valid_answer(method: str, answer: Any) -> bool:
+    """Whether `answer` has the shape of a result of `method` (elicitation, sampling, roots)."""
     if not isinstance(answer, dict):
         return False
     if method == "elicitation/create":
@@ -93,7 +94,7 @@ class Rounds:
         self._count += 1
         key = key or f"{method.split('/')[0]}_{self._count}"
         answer = self.answers.get(key)
-        if _valid_answer(method, answer):
+        if valid_answer(method, answer):
             return answer
         self.questions[key] = {"method": method, "params": params}
         self._asked.set()

@@ -35,6 +35,8 @@ from .errors import InsufficientScopeError, invalid_params, scope_refusal
 from .jsonrpc import JSONRPCError
 from .prompts import render_prompt
 from .resources import read_resource
+from .skill_methods import SKILL_ROUTES, read_skill_file
+from .task_methods import TASK_ROUTES, call_tool_as_task
 from .tools import call_tool
 from .versions import shape_metadata, shape_tool_result
 
@@ -120,6 +122,10 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
             if app.tool_hooks:
                 app.record_tool_call(ctx.session_id, name, arguments, result, 0.0, subject_of(ctx))
             return shape_tool_result(result, ctx.protocol_version)
+    if tool.task_support != "forbidden":  # may run as a task: decided per era and request (task_methods.py)
+        answered = await call_tool_as_task(app, tool, arguments, params, ctx)
+        if answered is not None:
+            return answered
     if app.tool_hooks:
         started = time.perf_counter()
         result = await call_tool(tool, arguments, ctx)
@@ -143,6 +149,8 @@ async def _list_templates(app: Application, params: dict[str, Any], ctx: Context
 
 async def _read_resource(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     uri = uri_param(params)
+    if app.skills is not None and uri.startswith("skill://"):
+        return read_skill_file(app.skills, uri, ctx)
     if not app.tool_hooks:
         return {"contents": await read_resource(app.resources, uri, ctx)}
     started = time.perf_counter()
@@ -218,9 +226,12 @@ ROUTES: dict[str, Route] = {
     "prompts/list": _list_prompts,
     "prompts/get": _get_prompt,
     "completion/complete": _complete,
+    **TASK_ROUTES,
+    **SKILL_ROUTES,
 }
 
 # Methods whose handlers may ask the client mid-call (2026-07-28: through input-required rounds).
 INPUT_ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 # Methods whose complete results carry cache hints in 2026-07-28.
-CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
+CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
+                       "skills/list", "skills/get", "resources/directory/read"})

@@ -44,6 +44,10 @@ class Tool:
     meta: dict[str, Any] | None = None
     is_async: bool = True
     scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
+    task_support: str = "forbidden"  # "optional" | "required": may (must) run as a task (tasks/ and task_methods.py)
+    task_start: str = "auto"  # "explicit": the function runs in the request until it awaits ctx.start_task()
+    task_ttl_ms: int | None = None  # None: the server's TaskSettings
+    task_poll_interval_ms: int | None = None
     _wire: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def definition(self) -> dict[str, Any]:
@@ -61,6 +65,8 @@ class Tool:
             out["icons"] = self.icons
         if self.meta:
             out["_meta"] = self.meta
+        if self.task_support != "forbidden":
+            out["execution"] = {"taskSupport": self.task_support}  # 2025-11-25 only (versions.shape_tool)
         return out
 
     def wire(self, version: str) -> dict[str, Any]:
@@ -88,9 +94,25 @@ def make_tool(
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
     scopes: str | list[str] | tuple[str, ...] | None = None,
+    task: str = "forbidden",
+    task_start: str = "auto",
+    task_ttl_ms: int | None = None,
+    task_poll_interval_ms: int | None = None,
 ) -> Tool:
-    """Inspect `fn` once and build its Tool. `scopes`: the OAuth scopes a caller needs (checked only when the
-    request came with an OAuth access token, see `mcp_kit.auth`)."""
+    """Inspect `fn` once and build its Tool.
+
+    `scopes`: the OAuth scopes a caller needs (checked only when the request came with an OAuth
+    access token, see `mcp_kit.auth`). `task`: "forbidden" (default), "optional" or "required":
+    whether a call may (must) run as a task, answered at once with a handle the client polls.
+    `task_start="explicit"`: the function runs inside the request until it awaits
+    `ctx.start_task()` (async functions only).
+    """
+    if task not in ("forbidden", "optional", "required"):
+        raise ValueError(f"task={task!r}: use 'forbidden', 'optional' or 'required'")
+    if task_start not in ("auto", "explicit"):
+        raise ValueError(f"task_start={task_start!r}: use 'auto' or 'explicit'")
+    if task_start == "explicit" and not inspect.iscoroutinefunction(fn):
+        raise ValueError("task_start='explicit' needs an async function (it awaits ctx.start_task())")
     docs = parse_docstring(fn)
     signature = inspect_function(fn, context_type, docs)
     if input_schema is not None:
@@ -110,6 +132,10 @@ def make_tool(
         meta=meta,
         is_async=inspect.iscoroutinefunction(fn),
         scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"),
+        task_support=task,
+        task_start=task_start,
+        task_ttl_ms=task_ttl_ms,
+        task_poll_interval_ms=task_poll_interval_ms,
     )
 
 

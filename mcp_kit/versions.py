@@ -89,6 +89,8 @@ def shape_tool(tool: dict[str, Any], version: str) -> dict[str, Any]:
                 out.pop("annotations")
     if not at_least(version, "2025-11-25"):
         out.pop("icons", None)
+    if version != "2025-11-25":
+        out.pop("execution", None)  # per-tool task support exists in 2025-11-25 only (2026-07-28: the tasks extension)
     return out
 
 

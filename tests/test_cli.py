@@ -47,7 +47,7 @@ def test_list_stock_over_stdio() -> None:
     done = mcp_kit("list", STOCK)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("stock 1.0.0 - Stock quotes and fundamentals (sample data)")
-    assert "Tools (5)" in done.stdout
+    assert "Tools (6)" in done.stdout
     assert "get_price_history(ticker, [period], [start], [end], [interval])" in done.stdout
     assert "stock://quote/{ticker}" in done.stdout and "compare-valuation(tickers)" in done.stdout
 

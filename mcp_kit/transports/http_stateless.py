@@ -49,7 +49,8 @@ from .http_scopes import RequiredScopes, caller, scope_refusal
 from .http_sessions import SessionTable
 from .http_writer import StreamableWriter
 
-NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+            "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}  # SEP-2243, SEP-2663
 _BASE64_WRAPPED = re.compile(r"^=\?base64\?(.*)\?=$")
 _STATUS = {METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, HEADER_MISMATCH: 400,
            MISSING_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400}

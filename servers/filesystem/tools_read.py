@@ -83,19 +83,22 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         sp = await settings.resolve(ctx, path)
         return sized_listing_text(await run_walk(ops.list_directory, sp, settings.max_entries), sortBy)
 
-    @app.tool(title="Directory tree", read_only=True, open_world=False, scopes=[READ_SCOPE])
+    @app.tool(title="Directory tree", read_only=True, open_world=False, scopes=[READ_SCOPE], task="optional")
     async def directory_tree(path: PathArg, ctx: Context, excludePatterns: Excludes = []) -> DirectoryTree:  # noqa: B006
         """The recursive tree of a directory: each entry has name, type (file/directory) and, for directories, children.
 
         Linked directories are shown but not descended into; links leading outside the allowed directories are left out.
         Names are shown as list_directory shows them. The tree is bounded (entries, entries visited, depth);
         when it is cut, truncated is true and note says where.
+
+        On a large tree it can run as a task when the client supports tasks: the call answers at once with a task
+        id to poll, and cancelling the task stops the walk.
         """
         sp = await settings.resolve(ctx, path)
         walk = await run_walk(ops.directory_tree, sp, excludePatterns, settings.max_entries)
         return DirectoryTree(path=sp.display, tree=walk.entries, truncated=walk.incomplete, note=walk.note())
 
-    @app.tool(title="Search files", read_only=True, open_world=False, scopes=[READ_SCOPE])
+    @app.tool(title="Search files", read_only=True, open_world=False, scopes=[READ_SCOPE], task="optional")
     async def search_files(
         path: PathArg,
         pattern: Annotated[str, Field(description="Glob: *.py matches names at any depth, src/**/*.ts matches relative paths")],
@@ -106,6 +109,9 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
 
         Shallower matches come first. The search is bounded (matches and entries visited); when it stops early,
         truncated is true and note says why. Matched paths show names as list_directory shows them.
+
+        On a large tree it can run as a task when the client supports tasks: the call answers at once with a task
+        id to poll, and cancelling the task stops the search.
         """
         sp = await settings.resolve(ctx, path)
         walk = await run_walk(ops.search, sp, pattern, excludePatterns, settings.max_entries)

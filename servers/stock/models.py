@@ -134,6 +134,17 @@ class ValuationComparison(BaseModel):
     as_of: str
 
 
+class ValuationReport(BaseModel):
+    """valuation_report result: the comparison rows and a Markdown report built from them."""
+
+    results: list[Valuation]
+    ranking_by_pe: list[str] = Field(description="Tickers with a P/E, cheapest (lowest P/E) first")
+    not_valued: list[str] = Field(description="Tickers without a P/E, each with the reason")
+    report_markdown: str = Field(description="The comparison table, the tickers not valued and the caveats")
+    note: str
+    as_of: str
+
+
 class TickerMatch(BaseModel):
     """One search hit."""
 

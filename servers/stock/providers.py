@@ -7,6 +7,7 @@ servers.stock.errors, never httpx ones.
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from typing import Protocol, runtime_checkable
 
@@ -59,8 +60,8 @@ class StockProvider(Protocol):
 
 def make_provider(kind: str) -> StockProvider:
     """'sample' or 'live' -> a new provider."""
-    if kind == "sample":
-        return SampleProvider()
+    if kind == "sample":  # STOCK_SAMPLE_LATENCY: seconds per lookup, to demonstrate long-running tools
+        return SampleProvider(latency=float(os.environ.get("STOCK_SAMPLE_LATENCY") or 0))
     if kind == "live":
         return LiveProvider()
     raise ValueError(f"unknown provider {kind!r}; expected 'live' or 'sample'")

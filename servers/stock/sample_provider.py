@@ -10,6 +10,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from servers.stock.errors import NoData, UnknownTicker
 from servers.stock.matching import normalize_ticker
 from servers.stock.models import (
@@ -40,15 +42,18 @@ def _iso(moment: datetime) -> str:
 
 class SampleProvider:
     """Embedded sample data: reference prices and fiscal-year figures as of a stated date,
-    plus simulated ticks. `clock` returns epoch seconds (inject a fake one in tests)."""
+    plus simulated ticks. `clock` returns epoch seconds (inject a fake one in tests); `latency` seconds are
+    waited per quote and per EPS lookup, to behave like a slow data source (demos of long-running tools)."""
 
     name = "sample"
     source = SOURCE
     is_sample = True
 
     def __init__(
-        self, *, clock: Callable[[], float] = time.time, tick_seconds: float = 1.0, data_file: Path = DATA_FILE
+        self, *, clock: Callable[[], float] = time.time, tick_seconds: float = 1.0, data_file: Path = DATA_FILE,
+        latency: float = 0.0,
     ) -> None:
+        self.latency = latency
         document = json.loads(data_file.read_text(encoding="utf-8"))
         self.clock = clock
         self.as_of = date.fromisoformat(document["as_of"])
@@ -82,6 +87,8 @@ class SampleProvider:
         return [Company(ticker=t, name=c["name"], exchange=c["exchange"]) for t, c in self._companies.items()]
 
     async def get_quote(self, ticker: str) -> Quote:
+        if self.latency > 0:
+            await anyio.sleep(self.latency)
         company = self._company(ticker)
         symbol = company["ticker"]
         now = self.now()
@@ -172,6 +179,8 @@ class SampleProvider:
         )
 
     async def get_trailing_eps(self, ticker: str) -> EarningsFigure:
+        if self.latency > 0:
+            await anyio.sleep(self.latency)
         company = self._company(ticker)
         if company.get("eps_diluted") is None:
             raise NoData(f"{company['ticker']} ({company['name']}) is a fund; it reports no earnings per share.",

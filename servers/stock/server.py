@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from mcp_kit import MCPServer
 from servers.stock.prompts import register_prompts
@@ -12,12 +13,14 @@ from servers.stock.tools import register_tools
 
 VERSION = "1.0.0"
 DEFAULT_POLL_INTERVAL = 15.0
+SKILLS = Path(__file__).resolve().parent / "skills"
 
 GUIDE = (
     "Tools: get_stock_price for the latest quote; get_price_history for OHLCV bars over a period or date range; "
     "get_financial_statement for reported income statement, balance sheet or cash flow figures; "
     "compare_valuation for price, trailing EPS and P/E of 1-10 tickers (computed by the server: use its numbers "
-    "rather than estimating); search_ticker to turn a company name into a ticker. Every result carries `source` "
+    "rather than estimating); valuation_report for a P/E report over up to 50 tickers (a long-running task when "
+    "the client supports tasks); search_ticker to turn a company name into a ticker. Every result carries `source` "
     "and `as_of`: mention them when you quote figures. Resources: stock://quote/{ticker} (subscribe for "
     "updates) and stock://tickers. Nothing here is investment advice."
 )
@@ -49,4 +52,5 @@ def build_server(provider: StockProvider, *, poll_interval: float = DEFAULT_POLL
     register_tools(app, provider)
     register_resources(app, provider, poll_interval)
     register_prompts(app, provider)
+    app.add_skills(SKILLS)  # valuation-analysis: skill://valuation-analysis/SKILL.md
     return app

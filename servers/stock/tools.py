@@ -8,7 +8,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from mcp_kit import MCPServer, ToolError
+from mcp_kit import Context, MCPServer, ToolError
 from servers.stock.errors import ProviderError
 from servers.stock.explain import error_text
 from servers.stock.matching import search_companies
@@ -22,17 +22,19 @@ from servers.stock.models import (
     StatementType,
     TickerSearch,
     ValuationComparison,
+    ValuationReport,
 )
 from servers.stock.params import Ticker, TickerSymbol
 from servers.stock.providers import StockProvider
 from servers.stock.ranges import RangeError, resolve_range
-from servers.stock.valuation import compare
+from servers.stock.valuation import compare, report
 
 T = TypeVar("T")
 
 
 def register_tools(app: MCPServer, provider: StockProvider) -> None:
-    """Add get_stock_price, get_price_history, get_financial_statement, compare_valuation, search_ticker."""
+    """Add get_stock_price, get_price_history, get_financial_statement, compare_valuation, valuation_report,
+    search_ticker."""
     hints: dict[str, Any] = {
         "read_only": True, "destructive": False, "idempotent": True, "open_world": not provider.is_sample}
 
@@ -120,6 +122,29 @@ def register_tools(app: MCPServer, provider: StockProvider) -> None:
         Example: {"tickers": ["AAPL", "MSFT", "GOOGL"]}.
         """
         return await compare(provider, tickers)
+
+    @app.tool(title="Valuation report over many tickers (long-running)", task="optional", **hints)
+    async def valuation_report(
+        tickers: Annotated[list[TickerSymbol], Field(
+            min_length=1, max_length=50,
+            description="1 to 50 ticker symbols, e.g. [\"AAPL\", \"MSFT\", \"KO\"]. Duplicates are ignored.")],
+        ctx: Context,
+    ) -> ValuationReport:
+        """Build a P/E valuation report over 1-50 tickers: the compare_valuation row of each (price, trailing
+        diluted EPS, P/E, or why it could not be computed), the ranking by P/E, and a Markdown report with the
+        comparison table, the tickers not valued and the caveats. Figures are computed by the server.
+
+        Runs as a task when the client supports tasks: the call answers at once with a task id, the client polls
+        it (its status message says how many tickers are done, e.g. "valued 12/40: MSFT") and fetches the report
+        when it completes; cancelling the task stops the remaining lookups. A client without tasks gets the
+        report as an ordinary (slower) result. For up to 10 tickers compare_valuation is enough.
+        Example: {"tickers": ["AAPL", "MSFT", "GOOGL", "KO", "PEP"]}.
+        """
+
+        async def progress(done: int, total: int, ticker: str) -> None:
+            await ctx.report_progress(done, total, f"valued {done}/{total}: {ticker}")
+
+        return await report(provider, tickers, progress)
 
     @app.tool(title="Find a ticker", **hints)
     async def search_ticker(

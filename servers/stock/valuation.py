@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import anyio
@@ -9,10 +10,12 @@ import anyio
 from servers.stock.errors import ProviderError
 from servers.stock.explain import error_text
 from servers.stock.matching import normalize_ticker
-from servers.stock.models import EarningsFigure, Quote, Valuation, ValuationComparison
+from servers.stock.models import EarningsFigure, Quote, Valuation, ValuationComparison, ValuationReport
 from servers.stock.providers import StockProvider
 
 EPS_CURRENCY = "USD"
+REPORT_CONCURRENCY = 5  # tickers valued at once by valuation_report (the data sources rate-limit)
+Progress = Callable[[int, int, str], Awaitable[None]]  # (done, total, ticker just valued)
 
 
 def valuation_row(
@@ -93,3 +96,65 @@ async def compare(provider: StockProvider, tickers: list[str]) -> ValuationCompa
         results=results, ranking_by_pe=[r.ticker for r in ranked], note=note,
         as_of=max(times) if times else datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     )
+
+
+async def report(provider: StockProvider, tickers: list[str], progress: Progress | None = None) -> ValuationReport:
+    """The rows of `compare` for many tickers, at most REPORT_CONCURRENCY at a time, with a Markdown report.
+
+    `progress(done, total, ticker)` is awaited after each ticker.
+    """
+    symbols = list(dict.fromkeys(normalize_ticker(t) for t in tickers))
+    limiter = anyio.CapacityLimiter(REPORT_CONCURRENCY)
+    rows: dict[str, Valuation] = {}
+    times: list[str] = []
+
+    async def run(symbol: str) -> None:
+        async with limiter:
+            rows[symbol], as_of = await _one(provider, symbol)
+        if as_of:
+            times.append(as_of)
+        if progress is not None:
+            await progress(len(rows), len(symbols), symbol)
+
+    async with anyio.create_task_group() as group:
+        for symbol in symbols:
+            group.start_soon(run, symbol)
+    comparison = ValuationComparison(
+        results=[rows[s] for s in symbols],
+        ranking_by_pe=[r.ticker for r in sorted((rows[s] for s in symbols if rows[s].pe_ratio is not None),
+                                                 key=lambda r: r.pe_ratio or 0.0)],
+        note="", as_of=max(times) if times else datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+    not_valued = [f"{r.ticker}: {r.not_computed[-1]}" for r in comparison.results if r.pe_ratio is None]
+    note = _NOTE + (_SAMPLE_NOTE if provider.is_sample else "")
+    return ValuationReport(results=comparison.results, ranking_by_pe=comparison.ranking_by_pe, not_valued=not_valued,
+                           report_markdown=_markdown(comparison, not_valued, provider.is_sample), note=note,
+                           as_of=comparison.as_of)
+
+
+_NOTE = ("P/E = price / trailing diluted EPS, computed by the server. Trailing P/E looks backwards: it ignores "
+         "expected growth, one-off gains or charges, and differs structurally between industries, so compare "
+         "companies in similar businesses.")
+_SAMPLE_NOTE = " SAMPLE DATA: prices are simulated and EPS approximate; not real market data."
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(comparison: ValuationComparison, not_valued: list[str], sample: bool) -> str:
+    """The report in the layout of the valuation-analysis skill's comparison-table template."""
+    lines = [f"# P/E comparison: {', '.join(r.ticker for r in comparison.results)}", "",
+             "| Ticker | Company | Price | EPS (TTM, diluted) | P/E | Notes |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in comparison.results:
+        price = "-" if r.price is None else f"{r.price:g} {r.currency or ''}".strip()
+        eps = "-" if r.eps_diluted_ttm is None else f"{r.eps_diluted_ttm:g} {EPS_CURRENCY} ({r.eps_basis or 'n/a'})"
+        notes = "; ".join(r.not_computed) or "-"
+        lines.append(f"| {_cell(r.ticker)} | {_cell(r.name)} | {_cell(price)} | {_cell(eps)} | {_cell(r.pe_ratio)} "
+                     f"| {_cell(notes)} |")
+    lines += ["", f"Ranked by P/E, lowest first: {', '.join(comparison.ranking_by_pe) or 'none'}."]
+    if not_valued:
+        lines += ["", "Not valued: " + "; ".join(not_valued) + "."]
+    lines += ["", "Caveats: trailing P/E ignores growth and one-off items, and differs between industries; prices are "
+                  f"as of the times shown and earnings as of the last filing.{' SAMPLE DATA: simulated figures.' if sample else ''} "
+                  "This is information, not investment advice."]
+    return "\n".join(lines)

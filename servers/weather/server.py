@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from mcp_kit import MCPServer
 
@@ -40,4 +41,5 @@ def build_server(provider: WeatherProvider, *, poll_interval: float = DEFAULT_PO
     register_tools(app, provider)
     register_resources(app, provider, poll_interval=poll_interval)
     register_prompts(app, provider)
+    app.add_skills(Path(__file__).resolve().parent / "skills")  # trip-planning, paired with the plan-vacation prompt
     return app

@@ -16,6 +16,7 @@ import argparse
 import logging
 import struct
 import zlib
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -26,6 +27,7 @@ from mcp_kit import (
     Context,
     EmbeddedResource,
     Image,
+    MCPError,
     MCPServer,
     PromptMessage,
     TextResourceContents,
@@ -35,6 +37,7 @@ from mcp_kit import (
 )
 
 logger = logging.getLogger("conformance.fixture")
+SKILLS = Path(__file__).resolve().parent / "skills"  # SEP-2640: the first skill by URI has a subdirectory
 
 
 # ---------------------------------------------------------------- test media
@@ -144,6 +147,8 @@ def build_app() -> MCPServer:
     _register_stateless_era_tools(app)
     _register_resources(app)
     _register_prompts(app)
+    _register_task_tools(app)
+    app.add_skills(SKILLS)
     return app
 
 
@@ -447,6 +452,65 @@ def _register_prompts(app: MCPServer) -> None:
     @app.completion(ref="test_prompt_with_arguments", argument="arg1")
     def complete_arg1(value: str, context: dict[str, str]) -> list[str]:
         return [v for v in ("paris", "park", "party", "test", "testValue1") if v.startswith(value)]
+
+
+def _register_task_tools(app: MCPServer) -> None:
+    """The tools of the tasks extension scenarios (io.modelcontextprotocol/tasks, SEP-2663)."""
+
+    @app.tool
+    def greet(name: str) -> str:
+        """Greet someone (a plain tool: never a task)."""
+        return f"Hello, {name}!"
+
+    @app.tool(task="optional")
+    async def slow_compute(seconds: Annotated[float, Field(ge=0, le=600)], label: str = "") -> str:
+        """Wait `seconds`, then answer (runs as a task when the client supports tasks)."""
+        await anyio.sleep(seconds)
+        return f"Computed {label or 'result'} after {seconds:g} s"
+
+    @app.tool(task="required")
+    async def failing_job() -> str:
+        """Run about a second, then fail with a tool error (runs only as a task)."""
+        await anyio.sleep(1)
+        raise ToolError("The job failed: the input data is inconsistent")
+
+    @app.tool(task="optional")
+    async def protocol_error_job() -> str:
+        """Fail with a JSON-RPC error."""
+        raise MCPError(-32603, "The job hit an internal error")
+
+    @app.tool(task="optional")
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        """Ask the user to confirm, then (pretend to) delete `filename`."""
+        answer = await ctx.elicit(f"Delete {filename}?", schema={
+            "type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]})
+        if answer.action == "accept" and (answer.content or {}).get("confirm"):
+            return f"Deleted {filename}"
+        return f"Kept {filename}"
+
+    @app.tool(task="optional")
+    async def multi_input(ctx: Context) -> str:
+        """Ask two questions at once; answer when both are answered."""
+        schema = {"type": "object", "properties": {"value": {"type": "string"}}}
+        answers: list[Any] = [None, None]
+
+        async def ask(index: int, key: str) -> None:
+            answers[index] = await ctx.elicit(f"Value for {key}?", schema=schema, key=key)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, 0, "first")
+            tg.start_soon(ask, 1, "second")
+        return "Both answered: " + ", ".join(str(a.action) for a in answers)
+
+    @app.tool(task="required", task_start="explicit")
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Ask for a user name (a multi-round-trip round), then run as a task that greets them."""
+        answer = await ctx.elicit("What is your name?", schema={
+            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}, key="user_name")
+        name = (answer.content or {}).get("name", "stranger")
+        await ctx.start_task(f"Greeting {name}")
+        await anyio.sleep(0.1)
+        return f"Hello from the task, {name}!"
 
 
 def main() -> None:

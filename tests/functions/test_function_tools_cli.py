@@ -59,7 +59,7 @@ def test_openai_formats_over_stdio() -> None:
     tools = printed("tools", STOCK_LINE)  # --format openai is the default
     assert [tool["function"]["name"] for tool in tools] == ["get_stock_price", "get_price_history",
                                                             "get_financial_statement", "compare_valuation",
-                                                            "search_ticker"]
+                                                            "valuation_report", "search_ticker"]
     for tool in tools:
         check_typed(ChatCompletionFunctionToolParam, tool)
         assert "strict" not in tool["function"]

@@ -55,7 +55,7 @@ async def test_stock_server_over_stdio_with_the_official_sdk() -> None:
 
                 tools = {tool.name for tool in (await session.list_tools()).tools}
                 assert tools == {"get_stock_price", "get_price_history", "get_financial_statement",
-                                 "compare_valuation", "search_ticker"}
+                                 "compare_valuation", "valuation_report", "search_ticker"}
 
                 quote = data_of(await session.call_tool("get_stock_price", {"ticker": "AAPL"}))
                 assert quote["ticker"] == "AAPL" and quote["source"] == "sample"

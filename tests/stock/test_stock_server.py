@@ -54,7 +54,7 @@ async def test_instructions_say_sample_data_and_tools_are_described() -> None:
         assert client.initialize_result["instructions"].startswith("SAMPLE DATA")
         tools = {t["name"]: t for t in await client.list_tools()}
     assert set(tools) == {"get_stock_price", "get_price_history", "get_financial_statement",
-                          "compare_valuation", "search_ticker"}
+                          "compare_valuation", "valuation_report", "search_ticker"}
     assert "not for past prices" in tools["get_stock_price"]["description"]
     history_props = tools["get_price_history"]["inputSchema"]["properties"]
     assert "1wk" in json.dumps(history_props["interval"])
@@ -158,7 +158,7 @@ async def test_resources_quote_and_ticker_list() -> None:
         with pytest.raises(MCPError) as missing:
             await client.read_resource("stock://quote/AAPLE")
     assert [t["uriTemplate"] for t in templates] == ["stock://quote/{ticker}"]
-    assert [r["uri"] for r in listed] == ["stock://tickers"]
+    assert [r["uri"] for r in listed] == ["stock://tickers", "skill://valuation-analysis/SKILL.md"]
     assert quote["ticker"] == "AAPL" and quote["source"] == "sample"
     assert tickers["provider"] == "sample" and tickers["count"] >= 30
     assert missing.value.code == -32002 and "Did you mean AAPL" in missing.value.message
