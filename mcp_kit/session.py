@@ -290,8 +290,7 @@ async def _ping(session: Session, params: dict[str, Any], ctx: Context) -> Any:
 
 
 async def _list_tools(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    version = ctx.protocol_version
-    return _page("tools", [t.wire(version) for t in session.server.tools], params, session.server.page_size)
+    return session.server.tools.page(ctx.protocol_version, params.get("cursor"), session.server.page_size)
 
 
 async def _call_tool(session: Session, params: dict[str, Any], ctx: Context) -> Any:
