@@ -28,9 +28,11 @@ from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
 from .completions import CompletionRegistry
 from .context import Context
 from .errors import MCPError
+from .executors import Executors, RunIn
 from .prompts import PromptEntry, make_prompt
 from .resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
+from .threads import DEFAULT_SWITCH_INTERVAL
 from .tools import ToolRegistry, make_tool
 from .versions import at_least
 
@@ -63,7 +65,14 @@ class MCPServer:
         cache_scope: str = "private",
         max_subscriptions_per_session: int = DEFAULT_MAX_PER_SESSION,
         max_subscriptions: int = DEFAULT_MAX_TOTAL,
+        max_sync_threads: int | None = None,
+        max_tool_processes: int | None = None,
+        switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
     ) -> None:
+        """`max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
+        min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
+        CPUs); `switch_interval`: the interpreter's GIL switch interval while sync tools run (None: leave it).
+        See `threads.py` and `processes.py`."""
         self.name = name
         self.version = version
         self.title = title
@@ -75,6 +84,7 @@ class MCPServer:
         self.cache_scope = cache_scope
         self.listeners: set[Any] = set()  # 2026-07-28 subscriptions/listen streams
         self.tools = ToolRegistry()
+        self.executors = Executors(max_sync_threads, max_tool_processes, switch_interval)
         self.resources = ResourceRegistry()
         self.prompts: dict[str, PromptEntry] = {}
         self.completions = CompletionRegistry()
@@ -96,7 +106,11 @@ class MCPServer:
     def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
 
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-        """Register a function as a tool: `@app.tool` or `@app.tool(name=..., read_only=True, ...)`."""
+        """Register a function as a tool: `@app.tool` or `@app.tool(name=..., read_only=True, ...)`.
+
+        A plain (def) function runs on a worker thread; `run_in="process"` runs it in the server's process
+        pool instead (CPU-heavy work: a top-level, picklable function taking picklable arguments).
+        """
         if fn is not None:
             self.add_tool(fn)
             return fn
@@ -107,9 +121,10 @@ class MCPServer:
 
         return decorate
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+    def add_tool(self, fn: Callable[..., Any], *, run_in: RunIn | None = None, **options: Any) -> None:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
-        self.tools.add(make_tool(fn, Context, **options))
+        runner = self.executors.runner_for(fn, run_in, options.get("name") or fn.__name__, Context)
+        self.tools.add(make_tool(fn, Context, runner=runner, **options))
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
@@ -345,6 +360,7 @@ class MCPServer:
         finally:
             self._running = 0
             self._loop = None
+            self.executors.shutdown()
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app)."""

@@ -1,8 +1,23 @@
-"""Worker threads for synchronous handlers.
+"""Worker threads for synchronous handlers, bounded, and the event loop's share of the interpreter.
 
-A plain `ThreadPoolExecutor` driven with `loop.run_in_executor` costs a fraction of a generic
-thread hand-off with capacity limiters. Cancelling the awaiting task abandons the thread: a
-blocking function cannot hold up the answer to a cancellation or the end of a session.
+`WorkerThreads` runs plain (`def`) tools: at most `limit` at once, each on a worker thread of a
+pool started on first use (default: `min(32, CPUs + 4)`, the standard library's size for blocking
+work). A call beyond the limit waits in the event loop, holding no thread, and a cancelled waiting
+call never starts. Cancelling a running call answers the client at once and abandons the thread:
+the function runs to its end and its result is dropped (a thread cannot be stopped), and until
+then it keeps its place in the limit.
+
+Pure-Python CPU work in worker threads competes with the event loop's thread for the GIL: CPython
+hands the GIL over only every *switch interval* (5 ms by default), and each time to any waiting
+thread, so with N busy workers every wake-up of the loop can wait about N intervals. While its pool
+is running, `WorkerThreads` lowers the interpreter's switch interval (`switch_interval`, 0.5 ms by
+default; None leaves it alone) and restores it when the last pool stops. CPU-heavy functions belong
+in a process (`run_in="process"`, see `processes.py`), where they do not share the interpreter.
+
+`run_in_worker` serves the other sync handlers (resources, prompts, completions, validators) from
+one shared pool of `SHARED_LIMIT` threads that leaves the switch interval alone.
+
+Imports only the standard library.
 """
 
 from __future__ import annotations
@@ -10,24 +25,115 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
+import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-MAX_WORKERS = 40
+DEFAULT_SWITCH_INTERVAL = 0.0005  # seconds; CPython's default is 0.005
+THREAD_NAME_PREFIX = "mcp_kit-worker"
+SHARED_LIMIT = 40
 
-_executor: ThreadPoolExecutor | None = None
+
+def machine_cpus() -> int:
+    """CPUs this process may run on (its affinity where the platform says, else the machine's count)."""
+    if sys.platform == "linux":  # macOS and Windows have no sched_getaffinity
+        try:
+            return len(os.sched_getaffinity(0))
+        except OSError:
+            pass
+    return os.cpu_count() or 1
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _executor
-    if _executor is None:
-        _executor = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="mcp_kit-worker")
-    return _executor
+def default_thread_limit() -> int:
+    """Sync tools run at once by default: `min(32, CPUs + 4)` (ThreadPoolExecutor's own default)."""
+    return min(32, machine_cpus() + 4)
+
+
+def check_limit(limit: int | None, what: str, default: Callable[[], int]) -> int:
+    """`limit`, or the default when None; a ValueError in words for anything but a positive int."""
+    if limit is None:
+        return default()
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"{what} must be a positive integer or None (sized to the machine), not {limit!r}")
+    return limit
+
+
+class WorkerThreads:
+    """At most `limit` sync calls at once, each on a worker thread; the pool starts on first use."""
+
+    accepts_context = True
+
+    def __init__(self, limit: int | None = None, *, switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
+                 name: str = THREAD_NAME_PREFIX) -> None:
+        self.limit = check_limit(limit, "max_sync_threads", default_thread_limit)
+        if switch_interval is not None and not (isinstance(switch_interval, (int, float)) and switch_interval > 0):
+            raise ValueError(f"switch_interval must be a positive number of seconds or None, not {switch_interval!r}")
+        self.switch_interval = switch_interval
+        self._name = name
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._executor is not None
+
+    async def run(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
+        """`fn(**kwargs)` on a worker thread, with the caller's context variables."""
+        executor = self._executor or self._start()
+        call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(executor, call)
+
+    def _start(self) -> ThreadPoolExecutor:
+        self._executor = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix=self._name)
+        if self.switch_interval is not None:
+            _switch_interval.lower(self.switch_interval)
+        return self._executor
+
+    def shutdown(self) -> None:
+        """Stop the pool: queued calls are dropped, running ones finish on their own; the next call starts a new pool."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        executor.shutdown(wait=False, cancel_futures=True)
+        if self.switch_interval is not None:
+            _switch_interval.restore()
+
+
+class _SwitchInterval:
+    """The interpreter's switch interval, lowered while any pool asks for it and restored after the last."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved = 0.0
+
+    def lower(self, seconds: float) -> None:
+        with self._lock:
+            if self._users == 0:
+                self._saved = sys.getswitchinterval()
+            self._users += 1
+            if seconds < sys.getswitchinterval():
+                sys.setswitchinterval(seconds)
+
+    def restore(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0:
+                sys.setswitchinterval(self._saved)
+
+
+_switch_interval = _SwitchInterval()
+_shared: WorkerThreads | None = None
 
 
 async def run_in_worker(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run `fn(*args, **kwargs)` in a worker thread with the caller's context variables."""
-    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_pool(), call)
+    """Run `fn(*args, **kwargs)` in the shared worker pool with the caller's context variables."""
+    global _shared
+    if _shared is None:
+        _shared = WorkerThreads(SHARED_LIMIT, switch_interval=None)
+    if args:
+        return await _shared.run(functools.partial(fn, *args), kwargs)
+    return await _shared.run(fn, kwargs)
