@@ -18,7 +18,7 @@ Cancellation: the client's cancel is answered at once. A call still waiting for 
 never starts; a call already running cannot be stopped without killing its process (and with it,
 in `concurrent.futures`, the whole pool), so it runs to its end, its result is dropped, and its
 process counts against the limit until then. Stopping the server terminates the worker processes,
-finished or not.
+finished or not, and a worker whose server process died (killed, crashed) ends by itself.
 
 Imports only the standard library and `threads` (the machine's size).
 """
@@ -29,7 +29,11 @@ import asyncio
 import functools
 import inspect
 import logging
+import multiprocessing
+import multiprocessing.connection
+import os
 import pickle
+import threading
 import types
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -84,6 +88,24 @@ def run_packed(payload: bytes) -> Any:
         raise ProcessPoolError(f"{type(exc).__name__}: {exc}") from None
 
 
+def exit_with_parent() -> None:
+    """In each worker process: end as soon as the server process ends, however it ends.
+
+    A worker waits for calls on a pipe it also holds the writing end of, so it would outlive a server
+    that was killed (or exited without stopping its pool); a daemon thread watches the parent instead.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="mcp_kit-parent-watch", daemon=True).start()
+
+
 def _survives_pickling(exc: BaseException) -> bool:
     try:
         pickle.loads(pickle.dumps(exc))
@@ -130,7 +152,8 @@ class WorkerProcesses:
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._executor is not None:
             self.shutdown()
-        self._executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"))
+        self._executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"),
+                                             initializer=exit_with_parent)
         self._slots = asyncio.Semaphore(self.limit)
         self._loop = loop
 

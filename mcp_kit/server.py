@@ -71,7 +71,8 @@ class MCPServer:
     ) -> None:
         """`max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
-        CPUs); `switch_interval`: the interpreter's GIL switch interval while sync tools run (None: leave it).
+        CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
+        5 ms or more (None: leave it alone).
         See `threads.py` and `processes.py`."""
         self.name = name
         self.version = version

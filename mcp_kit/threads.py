@@ -2,17 +2,19 @@
 
 `WorkerThreads` runs plain (`def`) tools: at most `limit` at once, each on a worker thread of a
 pool started on first use (default: `min(32, CPUs + 4)`, the standard library's size for blocking
-work). A call beyond the limit waits in the event loop, holding no thread, and a cancelled waiting
+work). A call beyond the limit waits in the pool's queue, holding no thread, and a cancelled waiting
 call never starts. Cancelling a running call answers the client at once and abandons the thread:
 the function runs to its end and its result is dropped (a thread cannot be stopped), and until
 then it keeps its place in the limit.
 
 Pure-Python CPU work in worker threads competes with the event loop's thread for the GIL: CPython
 hands the GIL over only every *switch interval* (5 ms by default), and each time to any waiting
-thread, so with N busy workers every wake-up of the loop can wait about N intervals. While its pool
-is running, `WorkerThreads` lowers the interpreter's switch interval (`switch_interval`, 0.5 ms by
-default; None leaves it alone) and restores it when the last pool stops. CPU-heavy functions belong
-in a process (`run_in="process"`, see `processes.py`), where they do not share the interpreter.
+thread, so with N busy workers every wake-up of the loop can wait about N intervals. While a call
+has been running for `LONG_CALL_S` or more, `WorkerThreads` lowers the interpreter's switch interval
+to `switch_interval` (0.5 ms by default; None leaves it alone), and gives the old value back once no
+call runs that long. Short calls never change it: a lower interval costs CPU (more hand-overs) when
+nothing needs it. CPU-heavy functions belong in a process (`run_in="process"`, see `processes.py`),
+where they do not share the interpreter at all.
 
 `run_in_worker` serves the other sync handlers (resources, prompts, completions, validators) from
 one shared pool of `SHARED_LIMIT` threads that leaves the switch interval alone.
@@ -28,6 +30,7 @@ import functools
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -36,6 +39,7 @@ T = TypeVar("T")
 DEFAULT_SWITCH_INTERVAL = 0.0005  # seconds; CPython's default is 0.005
 THREAD_NAME_PREFIX = "mcp_kit-worker"
 SHARED_LIMIT = 40
+LONG_CALL_S = 0.005  # a sync call running this long lowers the switch interval (CPython's default interval)
 
 
 def machine_cpus() -> int:
@@ -75,6 +79,7 @@ class WorkerThreads:
         self.switch_interval = switch_interval
         self._name = name
         self._executor: ThreadPoolExecutor | None = None
+        self._watch = _LongCallWatch(switch_interval) if switch_interval is not None else None
 
     @property
     def started(self) -> bool:
@@ -83,23 +88,92 @@ class WorkerThreads:
     async def run(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
         """`fn(**kwargs)` on a worker thread, with the caller's context variables."""
         executor = self._executor or self._start()
+        loop = asyncio.get_running_loop()
         call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(executor, call)
+        watch = self._watch
+        if watch is None:
+            return await loop.run_in_executor(executor, call)
+        watch.in_flight += 1
+        if watch.timer is None or watch.timer_loop is not loop:
+            watch.schedule(loop)
+        try:
+            return await loop.run_in_executor(executor, watch.timed, call)
+        finally:
+            watch.in_flight -= 1
 
     def _start(self) -> ThreadPoolExecutor:
         self._executor = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix=self._name)
-        if self.switch_interval is not None:
-            _switch_interval.lower(self.switch_interval)
         return self._executor
 
     def shutdown(self) -> None:
         """Stop the pool: queued calls are dropped, running ones finish on their own; the next call starts a new pool."""
         executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        executor.shutdown(wait=False, cancel_futures=True)
-        if self.switch_interval is not None:
-            _switch_interval.restore()
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if self._watch is not None:
+            self._watch.stop()
+
+
+class _LongCallWatch:
+    """Lowers the switch interval while a call has been running on a worker thread for `LONG_CALL_S` or more.
+
+    Short calls (most sync tools return in microseconds) never change it: a lower interval makes the
+    threads hand the GIL over more often, which costs CPU when nothing needs it. Two places look at
+    when the running calls started: a worker thread starting a call (busy threads get the GIL more
+    often than the loop, so they notice first) lowers the interval; a check on the event loop, every
+    `LONG_CALL_S` while calls are in flight, lowers it too and gives it back once no call runs that long.
+    """
+
+    def __init__(self, switch_interval: float) -> None:
+        self._switch_interval = switch_interval
+        self._started: dict[int, float] = {}  # worker thread -> perf_counter() when its current call started
+        self.in_flight = 0  # calls submitted from the loop and not yet answered there
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._lowered = False
+
+    def timed(self, call: Callable[[], T]) -> T:
+        """Run `call` on this worker thread, on the record (and lower the interval if another call runs long)."""
+        now = time.perf_counter()
+        if self._started and not self._lowered and self._any_long(now):
+            self._set_lowered(True)
+        thread = threading.get_ident()
+        self._started[thread] = now
+        try:
+            return call()
+        finally:
+            del self._started[thread]
+
+    def _any_long(self, now: float) -> bool:
+        return any(now - started >= LONG_CALL_S for started in list(self._started.values()))
+
+    def _set_lowered(self, lowered: bool) -> None:
+        with self._lock:
+            if lowered == self._lowered:
+                return
+            self._lowered = lowered
+            if lowered:
+                _switch_interval.lower(self._switch_interval)
+            else:
+                _switch_interval.restore()
+
+    def schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.timer = loop.call_later(LONG_CALL_S, self._check, loop)
+        self.timer_loop = loop
+
+    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.timer = None
+        self._set_lowered(self._any_long(time.perf_counter()))
+        if self.in_flight or self._started or self._lowered:
+            self.schedule(loop)
+
+    def stop(self) -> None:
+        """The server stopped: no more checks, and the interval is given back."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self._set_lowered(False)
 
 
 class _SwitchInterval:

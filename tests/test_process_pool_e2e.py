@@ -89,3 +89,21 @@ async def test_a_client_leaving_with_process_work_in_flight_stops_server_and_wor
         server.stop()
         if os.path.exists(f"{gate}.started"):
             Path(f"{gate}.release").touch()  # a worker that outlived its server ends at once
+
+
+async def test_worker_processes_end_when_their_server_is_killed(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    server = ServerProcess([sys.executable, str(SERVER)], tmp_path / "stderr.log", "loop")
+    try:
+        server.initialize()
+        server.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                     "params": {"name": "hold", "arguments": {"gate": str(gate)}}})
+        await until(Path(f"{gate}.started").exists, "the held call to start", WAIT_S)
+        worker = int(Path(f"{gate}.started").read_text())
+        assert alive(worker)
+        server.proc.kill()  # no shutdown at all: the pool is never told to stop
+        server.proc.wait(WAIT_S)
+        await until(lambda: not alive(worker), "the orphaned worker process to end", WAIT_S)
+    finally:
+        server.stop()
+        Path(f"{gate}.release").touch()

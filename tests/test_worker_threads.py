@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 
-from mcp_kit import MCPServer
+from mcp_kit import MCPServer, threads
 from mcp_kit.jsonrpc import Request
 from mcp_kit.testing import connect
 from mcp_kit.threads import DEFAULT_SWITCH_INTERVAL, WorkerThreads, default_thread_limit, machine_cpus
+
+from .live_http import until
 
 pytestmark = pytest.mark.anyio
 WAIT_S = 10.0
@@ -54,6 +57,10 @@ class Gauge:
     def wait_started(self, count: int) -> bool:
         with self.lock:
             return self.lock.wait_for(lambda: len(self.started) >= count, WAIT_S)
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
 
 
 def gauged_app(gauge: Gauge, **options: Any) -> MCPServer:
@@ -113,28 +120,80 @@ async def test_a_cancelled_waiting_sync_call_never_runs() -> None:
     assert gauge.started == ["first", "third"]  # "second" was queued before "third" and never started
 
 
-async def test_the_switch_interval_is_lowered_while_sync_tools_run_and_restored_after() -> None:
+def interval_is(value: float) -> Callable[[], bool]:
+    return lambda: sys.getswitchinterval() == value
+
+
+async def test_a_long_sync_call_lowers_the_switch_interval_until_it_ends() -> None:
     before = sys.getswitchinterval()
     assert before > DEFAULT_SWITCH_INTERVAL
-    app = gauged_app(Gauge())
-    async with connect(app) as client:
-        assert sys.getswitchinterval() == before  # nothing lowered until a sync tool runs
-        seen = await client.call_tool("switch_interval")
-        assert float(seen["content"][0]["text"]) == DEFAULT_SWITCH_INTERVAL
+    gauge = Gauge()
+    async with connect(gauged_app(gauge)) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "hold", {"tag": "long"})
+            assert await anyio.to_thread.run_sync(gauge.wait_started, 1)
+            await until(interval_is(DEFAULT_SWITCH_INTERVAL), "the interval to be lowered", WAIT_S)
+            gauge.release("long")
+        await until(interval_is(before), "the interval to be given back", WAIT_S)
+        assert float(text(await client.call_tool("switch_interval"))) == before  # a short call changes nothing
     assert sys.getswitchinterval() == before
-    async with connect(gauged_app(Gauge(), switch_interval=None)) as client:
-        seen = await client.call_tool("switch_interval")
-        assert float(seen["content"][0]["text"]) == before
 
 
-async def test_two_servers_lowering_the_switch_interval_restore_it_once_both_stopped() -> None:
+async def test_short_sync_calls_leave_the_switch_interval_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "LONG_CALL_S", 1.0)  # a generous bound: each call here takes microseconds
     before = sys.getswitchinterval()
-    async with connect(gauged_app(Gauge(), switch_interval=0.001)) as one:
-        await one.call_tool("switch_interval")
-        async with connect(gauged_app(Gauge(), switch_interval=0.002)) as two:
-            assert float((await two.call_tool("switch_interval"))["content"][0]["text"]) == 0.001  # never raised
-        assert sys.getswitchinterval() == 0.001  # the first server still runs sync tools
-    assert sys.getswitchinterval() == before
+    async with connect(gauged_app(Gauge())) as client:
+        async with anyio.create_task_group() as tg:
+            for _ in range(20):
+                tg.start_soon(client.call_tool, "switch_interval")
+        seen = {float(text(await client.call_tool("switch_interval"))) for _ in range(20)}
+    assert seen == {before}
+
+
+async def test_a_server_that_stops_during_a_long_call_gives_the_interval_back() -> None:
+    before = sys.getswitchinterval()
+    gauge = Gauge()
+    async with connect(gauged_app(gauge)) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "hold", {"tag": "long"})
+            await until(interval_is(DEFAULT_SWITCH_INTERVAL), "the interval to be lowered", WAIT_S)
+            tg.cancel_scope.cancel()
+    assert sys.getswitchinterval() == before  # given back when the server stopped, the thread still blocked
+    gauge.release("long")
+
+
+async def test_switch_interval_none_leaves_the_interpreter_alone() -> None:
+    before = sys.getswitchinterval()
+    gauge = Gauge()
+    async with connect(gauged_app(gauge, switch_interval=None)) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "hold", {"tag": "long"})
+            assert await anyio.to_thread.run_sync(gauge.wait_started, 1)
+            assert float(text(await client.call_tool("switch_interval"))) == before
+            gauge.release("long")
+
+
+def lowered_by(app: MCPServer) -> Callable[[], bool]:
+    """Whether `app`'s pool holds the interval lowered (its own bookkeeping: the value is shared)."""
+    return lambda: bool(app.executors.threads._watch and app.executors.threads._watch._lowered)
+
+
+async def test_two_servers_lowering_the_switch_interval_give_it_back_once_both_are_done() -> None:
+    before = sys.getswitchinterval()
+    first, second = Gauge(), Gauge()
+    app_one, app_two = gauged_app(first, switch_interval=0.001), gauged_app(second, switch_interval=0.002)
+    async with connect(app_one) as one, connect(app_two) as two:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one.call_tool, "hold", {"tag": "one"})
+            await until(interval_is(0.001), "the first server to lower it", WAIT_S)
+            tg.start_soon(two.call_tool, "hold", {"tag": "two"})
+            await until(lowered_by(app_two), "the second server to lower it too", WAIT_S)
+            assert sys.getswitchinterval() == 0.001  # never raised by the second
+            first.release("one")
+            await until(lambda: not lowered_by(app_one)(), "the first server to give it back", WAIT_S)
+            assert sys.getswitchinterval() == 0.001  # the second server still has a long call
+            second.release("two")
+        await until(interval_is(before), "the interval to be given back", WAIT_S)
 
 
 def test_the_default_bound_is_sized_to_the_machine() -> None:
