@@ -29,17 +29,16 @@ import asyncio
 import functools
 import inspect
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import threading
 import types
+import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when a pool starts: a server without process tools does not load multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 from .threads import check_limit, machine_cpus
 
@@ -94,6 +93,8 @@ def exit_with_parent() -> None:
     A worker waits for calls on a pipe it also holds the writing end of, so it would outlive a server
     that was killed (or exited without stopping its pool); a daemon thread watches the parent instead.
     """
+    import multiprocessing.connection
+
     parent = multiprocessing.parent_process()
     if parent is None:
         return
@@ -124,6 +125,7 @@ class WorkerProcesses:
         self._executor: ProcessPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._died: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()  # pools broken by a dead worker
 
     @property
     def started(self) -> bool:
@@ -136,20 +138,32 @@ class WorkerProcesses:
             self._start(loop)
         executor, slots = self._executor, self._slots
         assert executor is not None and slots is not None
+        from concurrent.futures.process import BrokenProcessPool
+
         payload = pickle.dumps((fn, kwargs))  # here, so an unpicklable argument fails in words before waiting
         async with _Slot(slots, loop) as slot:
-            future = executor.submit(run_packed, payload)
+            try:
+                future = executor.submit(run_packed, payload)
+            except BrokenProcessPool:  # a worker died while idle (killed from outside): a new pool, once
+                self._replace(executor)
+                executor = self._executor
+                assert executor is not None
+                future = executor.submit(run_packed, payload)
             slot.hold_until(future)
         try:
             return await asyncio.wrap_future(future)
         except BrokenProcessPool:
-            if executor is not self._executor:
-                raise ProcessPoolError("the server stopped while the tool was running") from None
-            self._replace(executor)
-            raise ProcessPoolError("the worker process running the tool died (killed, or it crashed the "
-                                   "interpreter); the pool was restarted for later calls") from None
+            if executor is self._executor:
+                self._replace(executor)
+            if executor in self._died:
+                raise ProcessPoolError("a worker process of the pool died (killed, or it crashed the interpreter) "
+                                       "while running the tool; the pool was restarted for later calls") from None
+            raise ProcessPoolError("the server stopped while the tool was running") from None
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
         if self._executor is not None:
             self.shutdown()
         self._executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"),
@@ -158,6 +172,8 @@ class WorkerProcesses:
         self._loop = loop
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """A worker of `broken` died, so `concurrent.futures` fails all its calls: start a new pool."""
+        self._died.add(broken)
         if self._executor is broken and self._loop is not None:
             self._start(self._loop)
 

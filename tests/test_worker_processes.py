@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +100,20 @@ async def test_exceptions_in_the_process_become_error_results_like_in_threads() 
 async def test_a_worker_process_that_dies_fails_its_call_and_the_pool_starts_again() -> None:
     async with connect(process_app()) as client:
         died = await client.call_tool("die")
-        assert died["isError"] is True and "worker process running the tool died" in text(died)
+        assert died["isError"] is True
+        assert "Tool 'die' failed: ProcessPoolError: a worker process of the pool died" in text(died)
         assert (await client.call_tool("crunch", {"n": 5}))["structuredContent"]["total"] == 30
+
+
+async def test_a_worker_killed_while_idle_costs_at_most_one_call() -> None:
+    async with connect(process_app(limit=1)) as client:
+        worker = (await client.call_tool("crunch", {"n": 2}))["structuredContent"]["pid"]
+        os.kill(worker, signal.SIGKILL)
+        await until(lambda: not pid_alive(worker), "the worker to be gone", WAIT_S)
+        first = await client.call_tool("crunch", {"n": 3})  # the pool may not have noticed yet: this one may fail
+        assert first["isError"] is False or "a worker process of the pool died" in text(first)
+        second = await client.call_tool("crunch", {"n": 4})
+        assert second["isError"] is False and second["structuredContent"]["pid"] != worker
 
 
 async def test_no_more_process_calls_run_at_once_than_max_tool_processes(tmp_path: Path) -> None:
