@@ -7,7 +7,8 @@ try:
     from .audit import AuditRecord, ToolCallRecord
     from .content import AssistantMessage, Audio, Image, UserMessage
     from .context import Context
-    from .errors import MCPError, ResourceNotFound, ToolError
+    from .errors import MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
+    from .polling import poll_for_changes
     from .runner import add_run_arguments
     from .server import MCPServer
 except ModuleNotFoundError as missing:  # usually the wrong interpreter: say which one to use
@@ -80,7 +81,9 @@ __all__ = [
     "ToolAnnotations",
     "ToolCallRecord",
     "ToolError",
+    "UpstreamUnavailable",
     "UserMessage",
     "add_run_arguments",
+    "poll_for_changes",
     "__version__",
 ]

@@ -1,7 +1,11 @@
 """What a running handler may do: report progress, log to the client, elicit, sample, list roots.
 
 A `Context` is injected into any tool, resource, or prompt function that has a parameter
-annotated with it. It is never part of a tool's schema.
+annotated with it. It is never part of a tool's schema. It holds what is particular to its
+request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
+protocol era to the request's scope (`scope.py`).
+
+Imports nothing from mcp_kit but `scope`, `errors` and `jsonrpc`: never the session.
 """
 
 from __future__ import annotations
@@ -10,51 +14,46 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .errors import ToolError
-from .jsonrpc import JSONRPCError, RequestId
+from .jsonrpc import RequestId
+from .scope import LOG_LEVELS, RequestScope
 
 if TYPE_CHECKING:
     from mcp_types import CreateMessageResult, ElicitResult, Root
-
-    from .mrtr import Rounds
-    from .session import Session
-
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class Context:
     """The handle a handler gets on its request and its client."""
 
-    __slots__ = ("session", "request_id", "progress_token", "meta", "rounds")
+    __slots__ = ("scope", "request_id", "meta", "progress_token", "principal")
 
-    def __init__(self, session: Session, request_id: RequestId | None, meta: dict[str, Any] | None,
-                 rounds: Rounds | None = None) -> None:
-        self.session = session
+    def __init__(self, scope: RequestScope, request_id: RequestId | None, meta: dict[str, Any] | None,
+                 principal: object | None = None) -> None:
+        self.scope = scope
         self.request_id = request_id
         self.meta = meta or {}
         self.progress_token = self.meta.get("progressToken")
-        self.rounds = rounds  # set for 2026-07-28 requests: questions become an input-required result
+        self.principal = principal  # who sent the request, as the transport authenticated them (None if it did not)
 
     @property
     def session_id(self) -> str:
-        return self.session.session_id
+        return self.scope.session_id
 
     @property
     def lifespan_state(self) -> Any:
-        return self.session.server.lifespan_state
+        return self.scope.lifespan_state
 
     @property
     def protocol_version(self) -> str:
-        return self.session.version_for(self.meta)
+        return self.scope.protocol_version
 
     @property
     def is_cancelled(self) -> bool:
         """True once the client cancelled this request (the task is also being cancelled)."""
-        return self.request_id is not None and self.session.dispatcher.was_cancelled(self.request_id)
+        return self.request_id is not None and self.scope.was_cancelled(self.request_id)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""
-        return capability in self.session.client_capabilities_for(self.meta)
+        return capability in self.scope.client_capabilities
 
     # ------------------------------------------------------------------ notifications
 
@@ -67,11 +66,19 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self.session.notify("notifications/progress", params, related_to=self.request_id)
+        await self.scope.notify("notifications/progress", params, self.request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send a log message to the client if its level passes the client's filter."""
-        await self.session.log(level, data, logger, related_to=self.request_id, meta=self.meta)
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        threshold = self.scope.log_threshold
+        if threshold is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self.scope.notify("notifications/message", params, self.request_id)
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)
@@ -87,8 +94,7 @@ class Context:
 
     async def ping(self, timeout: float = 10.0) -> None:
         """Check that the client is alive (a server-to-client `ping`; a no-op in the stateless era)."""
-        if self.rounds is None:
-            await self._ask("ping", {}, timeout, None)
+        await self.scope.ping(request_id=self.request_id, timeout=timeout)
 
     def close_sse_stream(self) -> bool:
         """Streamable HTTP: end this request's SSE response now; the client resumes it with GET + Last-Event-ID.
@@ -96,8 +102,7 @@ class Context:
         Useful for long calls behind proxies that cut idle connections (2025-11-25 polling).
         Returns False on transports without such streams.
         """
-        close = getattr(self.session.dispatcher.writer, "close_stream_of", None)
-        return bool(close is not None and self.request_id is not None and close(self.request_id))
+        return self.request_id is not None and self.scope.close_stream(self.request_id)
 
     # ------------------------------------------------------------------ questions to the client
 
@@ -112,7 +117,8 @@ class Context:
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         from mcp_types import ElicitResult
 
-        return ElicitResult.model_validate(await self._ask("elicitation/create", params, timeout, key))
+        answer = await self.scope.ask("elicitation/create", params, request_id=self.request_id, timeout=timeout, key=key)
+        return ElicitResult.model_validate(answer)
 
     async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 512, system_prompt: str | None = None,
                      key: str | None = None, timeout: float = 300.0, **extra: Any) -> CreateMessageResult:
@@ -124,37 +130,17 @@ class Context:
             params["systemPrompt"] = system_prompt
         from mcp_types import CreateMessageResult
 
-        return CreateMessageResult.model_validate(await self._ask("sampling/createMessage", params, timeout, key))
+        answer = await self.scope.ask("sampling/createMessage", params, request_id=self.request_id, timeout=timeout,
+                                      key=key)
+        return CreateMessageResult.model_validate(answer)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots ([] when it offers none). Cached until the client says they changed."""
-        if self.rounds is None:
-            return await self.session.list_roots()
-        if not self.client_supports("roots"):
-            return []
-        from mcp_types import Root
-
-        result = await self.rounds.ask("roots/list", {}, key)
-        return [Root.model_validate(root) for root in result.get("roots", [])]
+        return await self.scope.list_roots(request_id=self.request_id, key=key)
 
     def _require(self, capability: str, doing: str) -> None:
-        if self.client_supports(capability):
-            return
-        if self.rounds is not None:
-            from .modern import missing_capability
-
-            raise missing_capability(capability)
-        raise ToolError(f"This operation needs to {doing}, but the client did not declare the '{capability}' capability.")
-
-    async def _ask(self, method: str, params: dict[str, Any], timeout: float, key: str | None) -> Any:
-        if self.rounds is not None:
-            return await self.rounds.ask(method, params, key)
-        try:
-            return await self.session.ask(method, params, timeout=timeout, related_to=self.request_id)
-        except TimeoutError as exc:
-            raise ToolError(str(exc)) from None
-        except JSONRPCError as exc:
-            raise ToolError(f"The client refused {method}: {exc.message}") from None
+        if not self.client_supports(capability):
+            raise self.scope.missing_capability(capability, doing)
 
 
 def _flat_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -2,8 +2,13 @@
 
     JSONRPCError (jsonrpc.py)      -> a JSON-RPC error response with its code
     └── MCPError                   -> the same, raised by mcp_kit and user code
-        └── ResourceNotFound       -> -32002 (handshake era) / -32602 (2026-07-28)
+        ├── ResourceNotFound       -> -32002 (handshake era) / -32602 (2026-07-28)
+        └── UpstreamUnavailable    -> -31001 with {"source", "retryable"[, "retryAfter"]}; in a tool, isError: true
     ToolError                      -> a tool result with isError: true and exactly this message
+
+Codes: -32700 ... -32603 are JSON-RPC's; -32002 and -32020 ... -32022 the MCP specification's. The
+specification reserves -32020 ... -32099 for itself and retires -32000 ... -32019, and asks for
+application-defined codes outside -32768 ... -32000: mcp_kit's own start at -31000.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+UPSTREAM_UNAVAILABLE = -31001  # mcp_kit's: a data source behind the server failed
 
 
 class MCPError(JSONRPCError):
@@ -28,6 +34,29 @@ class ResourceNotFound(MCPError):
     def __init__(self, uri: str, message: str | None = None) -> None:
         super().__init__(RESOURCE_NOT_FOUND, message or f"Resource not found: {uri}", {"uri": uri})
         self.uri = uri
+
+
+class UpstreamUnavailable(MCPError):
+    """The data source behind the server failed: down, unreachable, too slow, rate limiting, or answering garbage.
+
+    Not the client's fault and not a bug of the server, so neither -32602 nor -32603: the request
+    fails with `UPSTREAM_UNAVAILABLE` and data saying which source failed, whether trying again
+    may help (`retryable`) and, when the source said so, after how many seconds (`retryAfter`).
+    Raised inside a tool it becomes a tool result with `isError: true` and this message, which is
+    what a model can act on.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, retryable: bool = True,
+                 retry_after: float | None = None) -> None:
+        data: dict[str, Any] = {"retryable": retryable}
+        if source:
+            data["source"] = source
+        if retry_after is not None:
+            data["retryAfter"] = retry_after
+        super().__init__(UPSTREAM_UNAVAILABLE, message, data)
+        self.source = source
+        self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class ToolError(Exception):

@@ -11,20 +11,22 @@ MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
+from .application import Application
 from .auth.options import add_oauth_arguments, auth_config_from_args
+from .dispatcher import Dispatcher
 from .session import Session
+from .transports.http_options import HttpOptions
 from .transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .transports.stdio_mode import requested_mode
-
-if TYPE_CHECKING:
-    from .server import MCPServer
 
 TRANSPORTS = ("stdio", "http", "sse")
 
@@ -50,6 +52,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
     group.add_argument("--max-connections", type=int, default=int(env("MCP_MAX_CONNECTIONS", "1000")),
                        help="HTTP connections served at once; requests beyond get 503 [env MCP_MAX_CONNECTIONS]")
+    group.add_argument("--listen-fd", type=int, default=_env_int("MCP_LISTEN_FD"),
+                       help="serve HTTP on this already bound socket inherited from a supervisor (POSIX), instead of "
+                            "binding --host/--port [env MCP_LISTEN_FD]")
     group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
@@ -58,28 +63,41 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     return parser
 
 
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
+
+
 def _env_list(name: str) -> list[str]:
     value = os.environ.get(name, "")
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def run_from_args(app: MCPServer, args: argparse.Namespace) -> None:
-    options: dict[str, Any] = {"log_level": getattr(args, "log_level", "info")}
-    if args.transport != "stdio":
-        options.update(host=args.host, port=args.port, auth_token=args.auth_token,
-                       allowed_origins=args.allowed_origin or None, json_response=args.json_response,
+def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
+    """The HTTP options `add_run_arguments` parsed (OAuth included); exits 2 naming a bad OAuth option."""
+    try:
+        auth = auth_config_from_args(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
+                       auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
-                       max_connections=args.max_connections, body_timeout=args.body_timeout)
-        try:
-            auth = auth_config_from_args(args)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        if auth is not None:
-            options.update(auth=auth, auth_token=None)
-    elif getattr(args, "oauth_issuer", None):
-        logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
-    run(app, args.transport, **options)
+                       max_connections=args.max_connections, body_timeout=args.body_timeout,
+                       listen_fd=getattr(args, "listen_fd", None))
+
+
+def run_from_args(app: Application, args: argparse.Namespace) -> None:
+    """Serve `app` as `add_run_arguments` parsed it."""
+    log_level = getattr(args, "log_level", "info")
+    if args.transport == "stdio":
+        if getattr(args, "oauth_issuer", None):
+            logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
+        run(app, "stdio", log_level)
+        return
+    options = http_options_from_args(args)
+    configure_logging(log_level)
+    serve_http(app, options, log_level)
 
 
 def configure_logging(level: str = "info") -> None:
@@ -88,56 +106,73 @@ def configure_logging(level: str = "info") -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def run(app: MCPServer, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
+def run(app: Application, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
     """Serve `app` on `transport` until the client leaves or a signal arrives.
 
     stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
+    http and sse take the fields of `HttpOptions` (a TypeError names an unknown one).
     """
-    configure_logging(log_level)
     if transport == "stdio":
         stdio_mode = options.pop("stdio_mode", None)
         if options:
             raise TypeError(f"stdio takes no options but stdio_mode; got {', '.join(options)}")
         requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
+        configure_logging(log_level)
         anyio.run(serve_stdio, app, 0, stdio_mode, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
-        serve_http(app, log_level=log_level, **options)
+        http_options = HttpOptions(**options)
+        configure_logging(log_level)
+        serve_http(app, http_options, log_level)
     else:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
 
 
-async def serve_stdio(app: MCPServer, stdin_fd: int = 0, mode: str | None = None) -> None:
+async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None) -> None:
     """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
     with protocol_stdout() as out_fd:
         writer = StdioWriter(out_fd, mode)
         await writer.start()
         try:
-            async with app.running(), anyio.create_task_group() as tg:
-                session = Session(app, writer, tg)
-                dispatcher = session.dispatcher
+            async with app.running(), Dispatcher(writer) as dispatcher:  # leaving it ends every task it started
+                dispatcher.attach(Session(app, dispatcher))
                 await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd, mode=mode,
-                                  wait_idle=dispatcher.wait_idle, on_close=session.close)
-                tg.cancel_scope.cancel()
+                                  wait_idle=dispatcher.wait_idle, on_close=dispatcher.close)
         finally:
             with anyio.CancelScope(shield=True):
                 await writer.aclose()
 
 
-def serve_http(app: MCPServer, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
-               max_connections: int | None = 1000, **options: Any) -> None:
+def serve_http(app: Application, options: HttpOptions, log_level: str = "info") -> None:
     """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
 
-    `max_connections` caps the connections uvicorn serves at once (503 beyond: its `limit_concurrency`).
-    uvicorn has no timeout for slow request headers: in production, put a reverse proxy in front that
-    has one (see the README's security model).
+    The listening socket is bound before uvicorn starts (port 0 picks a free port) or inherited
+    (`options.listen_fd`), and the address it really listens on is logged: a supervisor or a test
+    reads that line instead of guessing a free port. `options.max_connections` caps the connections
+    uvicorn serves at once (503 beyond: its `limit_concurrency`). uvicorn has no timeout for slow
+    request headers: in production, put a reverse proxy in front that has one (see the README's
+    security model).
     """
     import uvicorn
 
-    asgi = app.asgi(host=host, port=port, **options)
-    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", host, port)
-    uvicorn.run(asgi, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-                limit_concurrency=max_connections)
+    config = uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
+                            access_log=False, lifespan="on", limit_concurrency=options.max_connections)
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else config.bind_socket()
+    sock.listen(config.backlog)  # clients may connect from now on; they are served once the app has started
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host,
+                                      sock.getsockname()[1])
+    server = uvicorn.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's exit status for a server that could not start
+
+
+def http_app(app: Application, options: HttpOptions) -> Any:
+    """The HTTP app serving `app` (see `MCPServer.asgi`)."""
+    from .transports.http import create_app
+
+    return create_app(lambda port: Session(app, port), app.running, options, param_headers=app.tools.param_headers)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

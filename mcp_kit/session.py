@@ -1,28 +1,31 @@
-"""One MCP connection: the only module that knows both JSON-RPC and MCP.
+"""One MCP connection: the only module that knows both JSON-RPC and MCP, and where each request's era is decided.
 
-A `Session` owns a dispatcher and answers MCP methods for it: lifecycle (initialize, era and
-version), capabilities, routing to the server's registries, subscriptions, log level, and
-shaping results for the negotiated version. Requests that carry the 2026-07-28 per-request
-envelope are served by `modern.py` on the same session.
+A `Session` is the handler of a dispatcher. Every request enters through `handle_request`,
+which decides its era once (`_in_stateless_era`): a request whose `_meta` carries the 2026-07-28
+envelope, or `server/discover`, is served by the connection's `StatelessRequests`
+(`stateless.py`); every other request belongs to this handshake-era session and gets its
+`SessionScope`. From there on the era is a value: routes (`methods.py`) and `Context` ask the
+scope, never the request.
+
+The session's connection state (negotiated version, client info and capabilities, log level,
+subscriptions) is one plain record, `SessionState` (`session_state.py`). The session reaches its
+peer only through the `OutboundPort` it was given (`ports.py`); whoever serves the connection
+builds it.
+
+Imports the application (never `server.py`), the method table and the stateless era; no transport.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
-import time
-import uuid
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 
-from . import modern
-from .completions import CompletionRegistry
-from .context import LOG_LEVELS, Context
-from .dispatcher import Dispatcher, MessageWriter
-from .errors import MCPError, invalid_params
+from .application import Application
+from .context import Context
+from .errors import MCPError, ToolError, invalid_params
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -33,81 +36,137 @@ from .jsonrpc import (
     Request,
     RequestId,
 )
-from .prompts import render_prompt
-from .resources import bind_resource, read_resource
-from .tools import call_tool
-from .versions import BATCH_VERSIONS, HANDSHAKE_VERSIONS, at_least, negotiate, shape_metadata, shape_tool_result
-
-if TYPE_CHECKING:
-    from .server import MCPServer
+from .methods import ROUTES, check_meta, uri_param
+from .ports import OutboundPort
+from .resources import bind_resource
+from .scope import LOG_LEVELS
+from .session_state import SessionState
+from .stateless import StatelessRequests
+from .versions import (
+    BATCH_VERSIONS,
+    DISCOVER_METHOD,
+    LATEST_HANDSHAKE,
+    PRIMING_VERSIONS,
+    PROTOCOL_VERSION_KEY,
+    negotiate,
+    shape_client_request,
+)
 
 logger = logging.getLogger("mcp_kit.session")
 
-Route = Callable[["Session", dict[str, Any], Context], Awaitable[Any]]
+
+def _in_stateless_era(method: str, meta: Any) -> bool:
+    """The era decision, made once per request where it enters the session: 2026-07-28 or the handshake era.
+
+    `meta` is the request's `_meta` (an object, or None): the stateless envelope is
+    `versions.carries_envelope`'s. `handle_request` writes this test out (the call alone was 1-2 % of
+    a trivial tool call); the dispatcher's unencodable-answer path, which sees the request again, calls it.
+    """
+    return (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD
 
 
 class Session:
     """The server side of one MCP connection (or one HTTP session)."""
 
-    def __init__(self, server: MCPServer, writer: MessageWriter, task_group: TaskGroup, session_id: str | None = None) -> None:
-        self.server = server
-        self.session_id = session_id or uuid.uuid4().hex
-        self.dispatcher = Dispatcher(self, writer, task_group)
-        self._tg = task_group
-        self.version: str | None = None
-        self.initialized = False
-        self.client_capabilities: dict[str, Any] = {}
-        self.client_info: dict[str, Any] = {}
-        self.log_level: str | None = None
-        self.subscriptions: set[str] = set()
+    def __init__(self, app: Application, port: OutboundPort, state: SessionState | None = None) -> None:
+        """Serve `app` to the peer behind `port`; `state` continues a session recorded elsewhere (restoring
+        its subscriptions), else a new session starts."""
+        self.server = app
+        self.state = state if state is not None else SessionState()
+        self._port = port
+        self.scope = SessionScope(self, self.state, port)
+        self._stateless = StatelessRequests(app, port, self, self.state.session_id)
         self._roots: list[Any] | None = None
         self.closed = False
-        self.last_active = time.monotonic()
-        server.sessions.add(self)
+        app.sessions.add(self)
+        for uri in sorted(self.state.subscriptions):
+            try:
+                app.hub.subscribe(uri, self)
+            except MCPError as exc:
+                logger.warning("session %s: not resubscribed to %s: %s", self.session_id, uri[:200], exc.message)
+                self.state.subscriptions.discard(uri)
+
+    @property
+    def session_id(self) -> str:
+        return self.state.session_id
 
     # ------------------------------------------------------------------ dispatcher interface
 
     def accepts_batches(self) -> bool:
-        return self.version in BATCH_VERSIONS
+        return self.state.protocol_version in BATCH_VERSIONS
 
-    async def handle_request(self, request: Request) -> Any:
-        self.last_active = time.monotonic()
+    def primes_event_streams(self) -> bool:
+        """Whether SSE responses of this session open with a priming event (see versions.py)."""
+        return self.state.protocol_version in PRIMING_VERSIONS  # versions.primes_event_streams, without a call
+
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         params = request.params or {}
         meta = params.get("_meta")
         if meta is not None:
             check_meta(meta)
-        if meta and modern.PROTOCOL_VERSION_KEY in meta or request.method == "server/discover":
-            return await modern.handle(self, request, params)
         method = request.method
+        if (meta is not None and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD:  # _in_stateless_era
+            return await self._stateless.serve(request, params, principal)
+        route = ROUTES.get(method)
+        if route is not None:
+            if self.state.protocol_version is None:
+                raise _before_initialize(method)
+            return await route(self.server, params, Context(self.scope, request.id, meta, principal))
         if method == "initialize":
             return self._initialize(params)
-        if self.version is None and method != "ping":
-            raise MCPError(INVALID_REQUEST, f"Invalid Request: '{method}' before initialize. Send 'initialize' first.")
-        route = ROUTES.get(method)
-        if route is None:
+        own = _SESSION_METHODS.get(method)
+        if own is None:
+            if self.state.protocol_version is None:
+                raise _before_initialize(method)
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        return await route(self, params, Context(self, request.id, meta))
+        if self.state.protocol_version is None and method != "ping":
+            raise _before_initialize(method)
+        return await own(self, params, Context(self.scope, request.id, meta, principal))
 
     async def handle_notification(self, notification: Notification) -> None:
         method = notification.method
         if method == "notifications/initialized":
-            self.initialized = True
-            if "roots" in self.client_capabilities:
-                self._tg.start_soon(self._refresh_roots)
+            self.state.initialized = True
+            if "roots" in self.state.client_capabilities:
+                self._port.start_soon(self._refresh_roots)
         elif method == "notifications/roots/list_changed":
             self._roots = None
-            self._tg.start_soon(self._refresh_roots)
+            self._port.start_soon(self._refresh_roots)
         elif method in ("notifications/progress", "notifications/message"):
             pass
         else:
             logger.debug("ignoring notification %s", method)
 
+    def unencodable_result(self, request: Request, error: EncodeError) -> Any:
+        """The answer when a result cannot be encoded: a tool error result for tools/call, else -32603."""
+        params = request.params or {}
+        if request.method == "tools/call":
+            result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": (
+                f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
+                "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
+            if _in_stateless_era(request.method, params.get("_meta")):
+                result["resultType"] = "complete"
+            return result
+        raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
+                       {"reason": "unencodable result"})
+
+    def close(self) -> None:
+        """The connection is gone (its dispatcher already stopped its requests): drop subscriptions and streams."""
+        if self.closed:
+            return
+        self.closed = True
+        self.server.hub.drop(self)
+        self.server.sessions.discard(self)
+        self._stateless.close()
+
     # ------------------------------------------------------------------ lifecycle
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        if self.version is not None:
-            raise MCPError(INVALID_REQUEST, f"Invalid Request: this session is already initialized (protocol {self.version}); "
-                                            "to start over, open a new connection and send initialize there")
+        state = self.state
+        if state.protocol_version is not None:
+            raise MCPError(INVALID_REQUEST, "Invalid Request: this session is already initialized (protocol "
+                                            f"{state.protocol_version}); to start over, open a new connection and send "
+                                            "initialize there")
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_params("initialize needs 'protocolVersion' (a string such as '2025-11-25')")
@@ -117,107 +176,43 @@ class Session:
         client_info = params.get("clientInfo")
         if client_info is not None and not isinstance(client_info, dict):
             raise invalid_params("initialize: 'clientInfo' must be an object {\"name\": ..., \"version\": ...}")
-        self.version = negotiate(requested)
-        self.client_capabilities = capabilities or {}
-        self.client_info = client_info or {}
+        state.protocol_version = negotiate(requested)
+        state.client_capabilities = capabilities or {}
+        state.client_info = client_info or {}
         self._roots = None
         result: dict[str, Any] = {
-            "protocolVersion": self.version,
-            "capabilities": self.server.capabilities(self.version),
-            "serverInfo": self.server.info(self.version),
+            "protocolVersion": state.protocol_version,
+            "capabilities": self.server.capabilities(state.protocol_version),
+            "serverInfo": self.server.info(state.protocol_version),
         }
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         return result
 
-    def close(self) -> None:
-        """The connection is gone: stop requests, fail outbound waits, drop subscriptions."""
-        if self.closed:
-            return
-        self.closed = True
-        self.dispatcher.cancel_all()
-        self.dispatcher.close()
-        self.server.hub.drop(self)
-        self.server.sessions.discard(self)
-        for listener in list(modern.listeners_of(self)):
-            listener.close()
+    # ------------------------------------------------------------------ what the application and the hub call
 
-    # ------------------------------------------------------------------ helpers used by Context and the server
-
-    def version_for(self, meta: dict[str, Any] | None) -> str:
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
-            return str(meta[modern.PROTOCOL_VERSION_KEY])
-        return self.version or HANDSHAKE_VERSIONS[-1]
-
-    def client_capabilities_for(self, meta: dict[str, Any] | None) -> dict[str, Any]:
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
-            return meta.get(modern.CLIENT_CAPABILITIES_KEY) or {}
-        return self.client_capabilities
-
-    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
-        if not self.closed:
-            await self.dispatcher.notify(method, params, related_to)
-
-    def post(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification without waiting (from synchronous code)."""
-        if not self.closed:
-            self._tg.start_soon(self._notify_or_log, method, params, None)
-
-    def post_related(self, method: str, params: dict[str, Any] | None, related_to: RequestId) -> None:
-        """Send a notification on the stream of request `related_to`, without waiting."""
-        if not self.closed:
-            self._tg.start_soon(self._notify_or_log, method, params, related_to)
-
-    async def _notify_or_log(self, method: str, params: dict[str, Any] | None, related_to: RequestId | None) -> None:
-        """A notification nobody awaits: a failure (e.g. it cannot be encoded) is logged, never fatal."""
-        try:
-            await self.notify(method, params, related_to)
-        except Exception as exc:
-            logger.error("could not send %s: %s", method, exc)
-
-    def unencodable_result(self, request: Request, error: EncodeError) -> Any:
-        """The answer when a result cannot be encoded: a tool error result for tools/call, else -32603."""
-        params = request.params or {}
-        if request.method == "tools/call":
-            result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": (
-                f"Tool '{params.get('name')}' produced a result that cannot be sent as JSON: {error}. "
-                "The tool ran; its output needs a valid encoding (e.g. names given with escapes).")}]}
-            meta = params.get("_meta")
-            if isinstance(meta, dict) and modern.PROTOCOL_VERSION_KEY in meta:
-                result["resultType"] = "complete"
-            return result
-        raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
-                       {"reason": "unencodable result"})
-
-    async def log(self, level: str, data: Any, logger_name: str | None, related_to: RequestId | None,
-                  meta: dict[str, Any] | None) -> None:
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        if meta and modern.PROTOCOL_VERSION_KEY in meta:
-            threshold = modern.log_level(meta)
-            if threshold is None:
-                return  # 2026-07-28: no logLevel in the envelope means no log messages
-        else:
-            threshold = self.log_level
-        if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger_name:
-            params["logger"] = logger_name
-        await self.notify("notifications/message", params, related_to)
-
-    async def ask(self, method: str, params: dict[str, Any], *, timeout: float, related_to: RequestId | None) -> Any:
-        """A server-to-client request (handshake era), shaped for the negotiated version."""
-        if method == "elicitation/create" and not at_least(self.version or "", "2025-11-25"):
-            params = {k: v for k, v in params.items() if k != "mode"}
-        return await self.dispatcher.request(method, params, timeout=timeout, related_to=related_to)
+    def list_changed(self, kind: str) -> None:
+        """The application's list of `kind` ("tools", "resources", "prompts") changed."""
+        if self.state.initialized:
+            self.post(f"notifications/{kind}/list_changed")
 
     def resource_updated(self, uri: str) -> None:
         """Subscriber interface: the hub tells us `uri` changed."""
         self.post("notifications/resources/updated", {"uri": uri})
 
+    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
+        if not self.closed:
+            await self._port.notify(method, params, related_to)
+
+    def post(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification without waiting (from synchronous code)."""
+        if not self.closed:
+            self._port.post(method, params)
+
+    # ------------------------------------------------------------------ roots
+
     async def list_roots(self) -> list[Any]:
-        if "roots" not in self.client_capabilities:
+        if "roots" not in self.state.client_capabilities:
             return []
         if self._roots is None:
             await self._refresh_roots()
@@ -228,7 +223,7 @@ class Session:
 
         try:
             with anyio.fail_after(30):
-                result = await self.dispatcher.request("roots/list", {}, timeout=30)
+                result = await self._port.request("roots/list", {}, timeout=30)
             self._roots = [Root.model_validate(r) for r in (result or {}).get("roots", [])]
         except Exception as exc:
             logger.warning("roots/list failed: %s", exc)
@@ -236,184 +231,104 @@ class Session:
         self.server.roots_changed(self)
 
 
-# ---------------------------------------------------------------------- parameter checks
+def _before_initialize(method: str) -> MCPError:
+    return MCPError(INVALID_REQUEST, f"Invalid Request: '{method}' before initialize. Send 'initialize' first.")
 
 
-def check_meta(meta: Any) -> None:
-    """-32602 unless `_meta` is an object whose progress token (if any) is a string or a number."""
-    if not isinstance(meta, dict):
-        raise invalid_params(f"'_meta' must be an object, not {_json_type(meta)}")
-    token = meta.get("progressToken")
-    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int, float))):
-        raise invalid_params(f"'_meta.progressToken' must be a string or a number, not {_json_type(token)}")
+class SessionScope:
+    """The handshake era's request scope: one per session, answering from its record; questions are round trips."""
 
+    __slots__ = ("_session", "_state", "_port")
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    return {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object"}.get(
-        type(value), "null" if value is None else type(value).__name__)
+    def __init__(self, session: Session, state: SessionState, port: OutboundPort) -> None:
+        self._session = session
+        self._state = state
+        self._port = port
 
+    @property
+    def session_id(self) -> str:
+        return self._state.session_id
 
-# ---------------------------------------------------------------------- pagination
+    @property
+    def protocol_version(self) -> str:
+        return self._state.protocol_version or LATEST_HANDSHAKE
 
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]:
+        return self._state.client_capabilities
 
-def paginate(items: list[Any], params: dict[str, Any], page_size: int) -> tuple[list[Any], str | None]:
-    """Slice a list by an opaque cursor; an invalid cursor is -32602."""
-    cursor = params.get("cursor")
-    start = 0
-    if cursor is not None:
+    @property
+    def log_threshold(self) -> str | None:
+        return self._state.log_level or LOG_LEVELS[0]  # until logging/setLevel, every level
+
+    @property
+    def lifespan_state(self) -> Any:
+        return self._session.server.lifespan_state
+
+    async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
+        await self._session.notify(method, params, request_id)
+
+    async def ask(self, method: str, params: dict[str, Any], *, request_id: RequestId | None, timeout: float,
+                  key: str | None) -> Any:
+        shaped = shape_client_request(method, params, self.protocol_version)
         try:
-            start = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
-        except (ValueError, UnicodeDecodeError):
-            raise invalid_params(f"Invalid cursor {cursor!r}: pass back a nextCursor from a previous page") from None
-        if start < 0 or start > len(items):
-            raise invalid_params(f"Invalid cursor {cursor!r}: it points outside the list")
-    end = start + page_size
-    next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
-    return items[start:end], next_cursor
+            return await self._port.request(method, shaped, timeout=timeout, related_to=request_id)
+        except TimeoutError as exc:
+            raise ToolError(str(exc)) from None
+        except JSONRPCError as exc:
+            raise ToolError(f"The client refused {method}: {exc.message}") from None
+
+    async def list_roots(self, *, request_id: RequestId | None, key: str | None) -> list[Any]:
+        return await self._session.list_roots()
+
+    async def ping(self, *, request_id: RequestId | None, timeout: float) -> None:
+        await self.ask("ping", {}, request_id=request_id, timeout=timeout, key=None)
+
+    def missing_capability(self, capability: str, doing: str) -> Exception:
+        return ToolError(f"This operation needs to {doing}, but the client did not declare the '{capability}' capability.")
+
+    def was_cancelled(self, request_id: RequestId) -> bool:
+        return self._port.was_cancelled(request_id)
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        return self._port.close_stream(request_id)
 
 
-def _page(key: str, items: list[Any], params: dict[str, Any], page_size: int) -> dict[str, Any]:
-    page, next_cursor = paginate(items, params, page_size)
-    result: dict[str, Any] = {key: page}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
-    return result
-
-
-# ---------------------------------------------------------------------- handshake-era routes
+# ---------------------------------------------------------------------- the handshake era's own methods
 
 
 async def _ping(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     return {}
 
 
-async def _list_tools(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    return session.server.tools.page(ctx.protocol_version, params.get("cursor"), session.server.page_size)
-
-
-async def _call_tool(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    name = params.get("name")
-    if not isinstance(name, str):
-        raise invalid_params("tools/call needs 'name' (a string)")
-    server = session.server
-    tool = server.tools.get(name)
-    if tool is None:
-        raise server.tools.unknown_tool(name)
-    arguments = params.get("arguments")
-    if arguments is not None and not isinstance(arguments, dict):
-        raise invalid_params("'arguments' must be an object")
-    if server.tool_hooks:
-        started = time.perf_counter()
-        result = await call_tool(tool, arguments, ctx)
-        server.record_tool_call(session, name, arguments, result, time.perf_counter() - started)
-    else:
-        result = await call_tool(tool, arguments, ctx)
-    return shape_tool_result(result, ctx.protocol_version)
-
-
-async def _list_resources(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    version = ctx.protocol_version
-    items = [shape_metadata(r, version) for r in await session.server.resources.listed()]
-    return _page("resources", items, params, session.server.page_size)
-
-
-async def _list_templates(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    version = ctx.protocol_version
-    items = [shape_metadata(t.definition(), version) for t in session.server.resources.templates.values()]
-    return _page("resourceTemplates", items, params, session.server.page_size)
-
-
-def _uri(params: dict[str, Any]) -> str:
-    uri = params.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise invalid_params("'uri' is required (a string)")
-    return uri
-
-
-async def _read_resource(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    uri = _uri(params)
-    server = session.server
-    if not server.tool_hooks:
-        return {"contents": await read_resource(server.resources, uri, ctx)}
-    started = time.perf_counter()
-    try:
-        contents = await read_resource(server.resources, uri, ctx)
-    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables
-        server.record_resource_read(session, uri, exc.message, time.perf_counter() - started)
-        raise
-    except Exception as exc:
-        server.record_resource_read(session, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
-        raise
-    server.record_resource_read(session, uri, None, time.perf_counter() - started)
-    return {"contents": contents}
-
-
 async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    uri = _uri(params)
-    await bind_resource(session.server.resources, uri, ctx)  # refused exactly as a read of it would be
-    session.server.hub.subscribe(uri, session)  # -32602 past the subscription limits
-    session.subscriptions.add(uri)
-    await session.server.hub.ready([uri])  # answered once its watcher (if any) can see changes
+    uri = uri_param(params)
+    app = session.server
+    await bind_resource(app.resources, uri, ctx)  # refused exactly as a read of it would be
+    app.hub.subscribe(uri, session)  # -32602 past the subscription limits
+    session.state.subscriptions.add(uri)
+    await app.hub.ready([uri])  # answered once its watcher (if any) can see changes
     return {}
 
 
 async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    uri = _uri(params)
-    session.subscriptions.discard(uri)
+    uri = uri_param(params)
+    session.state.subscriptions.discard(uri)
     session.server.hub.unsubscribe(uri, session)
     return {}
-
-
-async def _list_prompts(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    version = ctx.protocol_version
-    items = [shape_metadata(p.definition(), version) for p in session.server.prompts.values()]
-    return _page("prompts", items, params, session.server.page_size)
-
-
-async def _get_prompt(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    name = params.get("name")
-    entry = session.server.prompts.get(name) if isinstance(name, str) else None
-    if entry is None:
-        known = ", ".join(session.server.prompts) or "(none)"
-        raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
-    arguments = params.get("arguments")
-    if arguments is not None and not isinstance(arguments, dict):
-        raise invalid_params(f"'arguments' must be an object of strings, not {_json_type(arguments)}")
-    return await render_prompt(entry, arguments, ctx)
-
-
-async def _complete(session: Session, params: dict[str, Any], ctx: Context) -> Any:
-    ref, argument = params.get("ref"), params.get("argument")
-    if not isinstance(ref, dict) or not isinstance(argument, dict) or "name" not in argument:
-        raise invalid_params("completion/complete needs 'ref' and 'argument' {name, value}")
-    context = params.get("context")
-    if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments") or {}, dict)):
-        raise invalid_params("'context' must be an object {\"arguments\": {name: value}}")
-    completions: CompletionRegistry = session.server.completions
-    return {"completion": await completions.complete(ref, argument, params.get("context"))}
 
 
 async def _set_level(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     level = params.get("level")
     if level not in LOG_LEVELS:
         raise invalid_params(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-    session.log_level = level
+    session.state.log_level = level
     return {}
 
 
-ROUTES: dict[str, Route] = {
+_SESSION_METHODS = {
     "ping": _ping,
-    "tools/list": _list_tools,
-    "tools/call": _call_tool,
-    "resources/list": _list_resources,
-    "resources/templates/list": _list_templates,
-    "resources/read": _read_resource,
     "resources/subscribe": _subscribe,
     "resources/unsubscribe": _unsubscribe,
-    "prompts/list": _list_prompts,
-    "prompts/get": _get_prompt,
-    "completion/complete": _complete,
     "logging/setLevel": _set_level,
 }

@@ -151,9 +151,9 @@ class SubscriptionHub:
         listeners.discard(subscriber)
         if not listeners:
             del self._subscribers[uri]
-            scope = self._running.pop(uri, None)
+            scope = self._running.get(uri)
             if scope is not None:
-                scope.cancel()
+                scope.cancel()  # `watching(uri)` stays true until the watcher's task has ended
 
     def drop(self, subscriber: Subscriber) -> None:
         """Remove a subscriber from every URI (its session or stream ended)."""
@@ -173,6 +173,7 @@ class SubscriptionHub:
         return self._count
 
     def watching(self, uri: str) -> bool:
+        """Whether a watcher task for `uri` is running (it ends a little after its last subscriber left)."""
         return uri in self._running
 
     async def ready(self, uris: Iterable[str]) -> None:
@@ -218,5 +219,5 @@ class SubscriptionHub:
                 started.started()  # a watcher that ended (or refused) holds up no one
                 if self._ready.get(uri) is started._event:
                     del self._ready[uri]
-        if self._running.get(uri) is scope:
-            del self._running[uri]
+            if self._running.get(uri) is scope:
+                del self._running[uri]

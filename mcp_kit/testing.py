@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from .client.base import BaseClient, ClientHandler
+from .dispatcher import Dispatcher
 from .jsonrpc import (
     Batch,
     ErrorResponse,
@@ -35,22 +36,24 @@ from .versions import LATEST_HANDSHAKE
 class Client(BaseClient):
     """A minimal MCP client bound to one in-memory session (see `BaseClient` for its methods)."""
 
-    def __init__(self, session: Session, handlers: dict[str, ClientHandler]) -> None:
+    def __init__(self, session: Session, dispatcher: Dispatcher, handlers: dict[str, ClientHandler]) -> None:
         super().__init__(handlers)
         self.session = session
+        self._dispatcher = dispatcher
 
     async def _send(self, message: Request | Notification | Response | ErrorResponse) -> None:
-        await self.session.dispatcher.feed(decode_message(encode_message(message)))
+        await self._dispatcher.feed(decode_message(encode_message(message)))
 
     async def cancel(self, request_id: Any, reason: str = "cancelled by test") -> None:
         await super().cancel(request_id, reason)
 
     async def _receive(self, frames: Any) -> None:
-        async for frame in frames:
-            decoded = decode_message(frame)
-            items = decoded.items if isinstance(decoded, Batch) else [decoded]
-            for item in items:
-                await self._on_message(item)
+        with frames:  # closed however the loop ends (the client's task group is cancelled at the end)
+            async for frame in frames:
+                decoded = decode_message(frame)
+                items = decoded.items if isinstance(decoded, Batch) else [decoded]
+                for item in items:
+                    await self._on_message(item)
 
 
 @contextlib.asynccontextmanager
@@ -80,9 +83,10 @@ async def connect(
         capabilities["roots"] = {"listChanged": True}
         handlers["roots/list"] = lambda params: {"roots": roots}
     send, receive = memory_pipe()
-    async with app.running(), anyio.create_task_group() as tg:
-        session = Session(app, MemoryWriter(send), tg)
-        client = Client(session, handlers)
+    async with app.running(), Dispatcher(MemoryWriter(send)) as dispatcher, anyio.create_task_group() as tg:
+        session = Session(app, dispatcher)
+        dispatcher.attach(session)
+        client = Client(session, dispatcher, handlers)
         tg.start_soon(client._receive, receive)
         try:
             if initialize:
@@ -94,6 +98,6 @@ async def connect(
                 await client.notify("notifications/initialized")
             yield client
         finally:
-            session.close()
+            dispatcher.close()
             send.close()
             tg.cancel_scope.cancel()

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from .content import dump_model, error_result, tool_result
 from .cursors import decode_index_cursor, encode_index_cursor
-from .errors import ToolError, invalid_params
+from .errors import ToolError, UpstreamUnavailable, invalid_params
 from .jsonrpc import JSONRPCError
 from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
 from .versions import shape_tool
@@ -313,6 +313,8 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
             value = await tool.runner.run(tool.fn, kwargs)
     except ToolError as exc:
         return error_result(str(exc))
+    except UpstreamUnavailable as exc:  # the model can act on it (wait, retry, say so): a result, not a protocol error
+        return error_result(exc.message)
     except (anyio.get_cancelled_exc_class(), JSONRPCError):
         raise  # cancellation, and protocol errors the tool chose to raise (e.g. a missing client capability)
     except Exception as exc:

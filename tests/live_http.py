@@ -1,5 +1,5 @@
-"""A real uvicorn on 127.0.0.1 for HTTP tests: in this process (port 0), or a server subprocess whose port is
-read from its startup log; plus what leak checks count (tasks, sessions, open file descriptors)."""
+"""A real uvicorn on 127.0.0.1 for HTTP tests: in this process (on a socket bound to port 0 before it starts), or a
+server subprocess (`support.http_server`); plus what leak checks count (tasks, sessions, open file descriptors)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,18 @@ import asyncio
 import contextlib
 import json
 import os
-import queue
 import re
-import subprocess
-import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 
 from mcp_kit import MCPServer
 
-from .support import ROOT, stop
+from .support import http_server
 
 ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN_META = {
@@ -30,7 +27,6 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 _SSE_LINE = re.compile(r"\r\n|\r|\n")
-_LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 
 @dataclass
@@ -55,49 +51,27 @@ class LiveServer:
 
 @contextlib.asynccontextmanager
 async def serve(app: MCPServer, **options: Any) -> AsyncIterator[LiveServer]:
-    """Serve `app` with uvicorn on 127.0.0.1, port 0; yields once it accepts connections."""
+    """Serve `app` with uvicorn on 127.0.0.1 (a port the system picks); yields once it answers `/healthz`."""
     limit = options.pop("max_connections", None)
     asgi = app.asgi(host="127.0.0.1", **options)
     config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning", lifespan="on",
                             limit_concurrency=limit, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        await until(lambda: server.started and bool(server.servers), "uvicorn to start")
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield LiveServer(f"http://127.0.0.1:{port}", app, asgi, server)
-        finally:
-            server.should_exit = True  # serve() returns once uvicorn has shut down; the task group waits for it
+    sock = config.bind_socket()
+    sock.listen(config.backlog)  # connections wait in the backlog until uvicorn serves them
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            try:
+                async with httpx.AsyncClient(timeout=30) as client:  # answered once the app has started
+                    (await client.get(f"{base}/healthz")).raise_for_status()
+                yield LiveServer(base, app, asgi, server)
+            finally:
+                server.should_exit = True  # serve() returns once uvicorn has shut down; the task group waits for it
 
 
-@contextlib.contextmanager
-def server_process(args: list[str], timeout: float = 20.0) -> Iterator[str]:
-    """Run `python ARGS --transport http --port 0` and yield its base URL once uvicorn says where it listens."""
-    command = [sys.executable, *args, "--transport", "http", "--host", "127.0.0.1", "--port", "0", "--log-level", "info"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:  # keeps draining stderr so the server never blocks on a full pipe
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        seen: list[str] = []
-        while True:
-            line = lines.get(timeout=timeout)
-            if line is None:
-                raise RuntimeError("server exited before listening:\n" + "".join(seen)[-2000:])
-            seen.append(line)
-            found = _LISTENING.search(line)
-            if found:
-                break
-        yield f"http://127.0.0.1:{found.group(1)}"
-    finally:
-        stop(process)
+server_process = http_server  # a server subprocess on 127.0.0.1, port 0: see support.http_server
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:

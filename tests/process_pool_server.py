@@ -5,6 +5,7 @@ file again (as `__mp_main__`), which is why the server starts only under `if __n
 
     python tests/process_pool_server.py                                  # stdio
     python tests/process_pool_server.py --transport http --port 8000     # Streamable HTTP
+    (the options of `mcp-kit run`: `add_run_arguments`)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from mcp_kit import MCPServer, ToolError
+from mcp_kit import MCPServer, ToolError, add_run_arguments
 
 app = MCPServer("process-pool", max_tool_processes=2)
 
@@ -50,12 +51,4 @@ async def server_pid() -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--transport", default="stdio")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args()
-    if args.transport == "stdio":
-        app.run(log_level=os.environ.get("MCP_LOG_LEVEL", "info"))
-    else:
-        app.run(transport=args.transport, host=args.host, port=args.port, log_level="warning")
+    app.run_from_args(add_run_arguments(argparse.ArgumentParser(description="process-pool test server")).parse_args())

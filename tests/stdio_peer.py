@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import subprocess
 import sys
 import threading
 import time
 from typing import Any
 
-from .support import ROOT, stop
+from .support import ROOT, ProcessLog, stop
 
 INITIALIZE = {"jsonrpc": "2.0", "id": "init", "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fault", "version": "1"}}}
@@ -27,10 +28,10 @@ class StdioPeer:
         self.proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.stderr: list[bytes] = []
+        self.stderr = ProcessLog(self.proc.stderr)
         self.backlog: list[dict[str, Any]] = []
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stdout_reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._stdout_reader.start()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -42,13 +43,12 @@ class StdioPeer:
             self._lines.put(message if isinstance(message, (dict, list)) else {"unparseable": repr(message)})
         self._lines.put(None)
 
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in iter(self.proc.stderr.readline, b""):
-            self.stderr.append(line)
-
     def stderr_text(self) -> str:
-        return b"".join(self.stderr).decode("utf-8", "replace")
+        return self.stderr.text
+
+    def wait_stderr(self, text: str, timeout: float = 10.0) -> None:
+        """Return once the server has logged a line containing `text` (stderr is read by another thread)."""
+        self.stderr.wait_for(re.escape(text), timeout)
 
     def send_bytes(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -95,7 +95,4 @@ class StdioPeer:
         return self.answer("alive?").get("result") == {}
 
     def close(self) -> None:
-        stop(self.proc)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+        stop(self.proc, self.stderr, self._stdout_reader)  # pipes closed once both readers have read to the end

@@ -22,7 +22,7 @@ from mcp_kit.commands.progress import render_bar
 from mcp_kit.commands.render import first_line
 
 from .client_servers import CHATTY, DIES_AT_INITIALIZE, JUNK_THEN_EXIT, SDK_SERVER, STOCK, script
-from .support import ROOT, coverage_env, free_port, http_server, stop
+from .support import ROOT, coverage_env, http_server, refused_port
 
 MCP_KIT = [sys.executable, "-m", "mcp_kit.cli"]
 
@@ -36,7 +36,7 @@ def mcp_kit(*args: str, timeout: float = 90, cwd: Path = ROOT, env: dict[str, st
 
 @pytest.fixture(scope="module")
 def weather_url() -> Iterator[str]:
-    with http_server(["-m", "servers.weather", "--provider", "sample", "--log-level", "warning"]) as base:
+    with http_server(["-m", "servers.weather", "--provider", "sample"]) as base:
         yield base
 
 
@@ -171,7 +171,8 @@ def test_list_and_call_over_legacy_sse(weather_url: str) -> None:
 
 
 def test_unreachable_url_exits_4() -> None:
-    done = mcp_kit("list", f"http://127.0.0.1:{free_port()}/mcp", "--timeout", "5")
+    with refused_port() as port:
+        done = mcp_kit("list", f"http://127.0.0.1:{port}/mcp", "--timeout", "5")
     assert done.returncode == 4 and "cannot reach the server" in done.stderr
 
 
@@ -236,19 +237,11 @@ def test_run_a_file_with_a_factory_over_stdio(tmp_path: Path) -> None:
 
 def test_run_a_module_attribute_over_http(tmp_path: Path) -> None:
     (tmp_path / "myserver.py").write_text(APP_FILE + "\nserver_app = build_server()\n", encoding="utf-8")
-    port = free_port()
-    process = subprocess.Popen([*MCP_KIT, "run", "myserver:server_app", "--transport", "http", "--port", str(port)],
-                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        for _ in range(100):
-            done = mcp_kit("list", f"http://127.0.0.1:{port}/mcp", "--timeout", "5")
-            if done.returncode == 0 or process.poll() is not None:
-                break
+    with http_server(["-m", "mcp_kit.cli", "run", "myserver:server_app"], cwd=tmp_path,
+                     env={"PYTHONPATH": str(ROOT)}) as base:
+        done = mcp_kit("list", f"{base}/mcp", "--timeout", "5")
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("factory-made 2.0")
-    finally:
-        stop(process)
 
 
 def test_run_explains_what_it_looked_for() -> None:

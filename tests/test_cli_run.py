@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import ROOT, free_port, stop
+from .support import LISTENING, ROOT, ProcessLog, stop
 
 MCP_KIT = [sys.executable, "-m", "mcp_kit.cli"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -43,18 +43,12 @@ def test_a_broken_server_file_shows_its_own_error_not_the_loaders(tmp_path: Path
 
 def test_run_over_http_names_the_mcp_endpoints(tmp_path: Path) -> None:
     (tmp_path / "hello.py").write_text("from mcp_kit import MCPServer\napp = MCPServer('hello')\n", encoding="utf-8")
-    port = free_port()
-    process = subprocess.Popen([*MCP_KIT, "run", "hello.py", "--transport", "http", "--port", str(port)],
+    process = subprocess.Popen([*MCP_KIT, "run", "hello.py", "--transport", "http", "--port", "0"],
                                cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = ProcessLog(process.stderr)
     try:
-        assert process.stderr is not None
-        seen = []
-        for line in process.stderr:  # ends when the server exits; stopped once uvicorn reports it listens
-            seen.append(line)
-            if "Uvicorn running on" in line:
-                break
-        text = "".join(seen)
-        assert f"Uvicorn running on http://127.0.0.1:{port}" in text, text
-        assert f"serving MCP on http://127.0.0.1:{port}/mcp (legacy SSE: /sse)" in text
+        port = log.wait_for(LISTENING, 30).group(1)  # the port the system picked, once bound and listening
+        log.wait_for(f"Uvicorn running on http://127.0.0.1:{port}", 30)
+        assert f"serving MCP on http://127.0.0.1:{port}/mcp (legacy SSE: /sse)" in log.text
     finally:
-        stop(process)
+        stop(process, log)

@@ -29,7 +29,7 @@ from .client_servers import (
     STOCK,
     script,
 )
-from .support import ROOT, free_port, http_server, stop
+from .support import ROOT, ProcessLog, http_server, refused_port, stop
 
 pytestmark = pytest.mark.anyio
 
@@ -260,21 +260,22 @@ async def test_http_endpoint_that_is_not_mcp(weather_url: str) -> None:
 
 
 async def test_unreachable_urls_fail_with_the_reason() -> None:
-    port = free_port()
-    for path in ("/mcp", "/sse"):
-        with pytest.raises(ConnectionClosed, match=f"cannot reach the server at http://127.0.0.1:{port}{path}"):
-            async with connect(f"http://127.0.0.1:{port}{path}", timeout=5):
-                pass
+    with refused_port() as port:
+        for path in ("/mcp", "/sse"):
+            with pytest.raises(ConnectionClosed, match=f"cannot reach the server at http://127.0.0.1:{port}{path}"):
+                async with connect(f"http://127.0.0.1:{port}{path}", timeout=5):
+                    pass
 
 
 async def test_sdk_server_over_streamable_http(tmp_path: Path) -> None:
-    port = free_port()
     path = tmp_path / "sdk_server.py"
     path.write_text(SDK_SERVER, encoding="utf-8")
-    process = subprocess.Popen([sys.executable, str(path), str(port)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, cwd=tmp_path)
+    process = subprocess.Popen([sys.executable, str(path), "0"], stdout=subprocess.DEVNULL,  # port 0: uvicorn picks
+                               stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    log = ProcessLog(process.stderr)
     try:
-        async with _retry_connect(f"http://127.0.0.1:{port}/mcp") as session:
+        port = log.wait_for(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", 30).group(1)  # listening, app started
+        async with connect(f"http://127.0.0.1:{port}/mcp", timeout=10) as session:
             assert session.server_info["name"] == "sdk-greeter"
             progress: list[float] = []
             result = await session.call_tool("count", {"n": 2}, on_progress=lambda p, t, m: progress.append(p))
@@ -282,27 +283,7 @@ async def test_sdk_server_over_streamable_http(tmp_path: Path) -> None:
             assert progress == [1, 2]
             assert (await session.read_resource("note://hello"))[0]["text"] == "hello from the SDK"
     finally:
-        stop(process)
-
-
-def _retry_connect(url: str) -> Any:
-    """connect(url) once the server listens (up to ~20 s)."""
-    import contextlib
-
-    @contextlib.asynccontextmanager
-    async def opened() -> AsyncIterator[Any]:
-        for _ in range(200):
-            try:
-                async with connect(url, timeout=10) as session:
-                    yield session
-                    return
-            except ConnectionClosed as exc:
-                if "cannot reach" not in str(exc):
-                    raise
-            await anyio.sleep(0.1)
-        raise AssertionError(f"{url} never answered")
-
-    return opened()
+        stop(process, log)
 
 
 # ---------------------------------------------------------------------------- SSE parsing

@@ -67,15 +67,28 @@ class FakeHandler:
         self.notifications: list[Notification] = []
         self.started: list[Any] = []
         self.cancelled: list[Any] = []
+        self._changed = anyio.Event()
 
-    async def handle_request(self, request: Request) -> Any:
+    def _note(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float = 5) -> None:
+        """Return once `condition()` holds, re-checked whenever the handler sees something."""
+        with anyio.fail_after(timeout):
+            while not condition():
+                await self._changed.wait()
+
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         self.started.append(request.id)
+        self._note()
         params = request.params or {}
         if request.method == "sleep":
             try:
                 await anyio.sleep(params.get("seconds", 1))
             except anyio.get_cancelled_exc_class():
                 self.cancelled.append(request.id)
+                self._note()
                 raise
             return {"slept": params.get("seconds", 1)}
         if request.method == "fail":
@@ -86,17 +99,20 @@ class FakeHandler:
 
     async def handle_notification(self, notification: Notification) -> None:
         self.notifications.append(notification)
+        self._note()
 
     def accepts_batches(self) -> bool:
         return self.batches
+
+    def close(self) -> None:
+        return None
 
 
 @contextlib.asynccontextmanager
 async def fake_dispatcher(batches: bool = False) -> AsyncIterator[tuple[Dispatcher, Recorder, FakeHandler]]:
     recorder, handler = Recorder(), FakeHandler(batches)
-    async with anyio.create_task_group() as tg:
-        yield Dispatcher(handler, recorder, tg), recorder, handler
-        tg.cancel_scope.cancel()
+    async with Dispatcher(recorder, handler) as dispatcher:
+        yield dispatcher, recorder, handler
 
 
 def frame(id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -177,9 +193,7 @@ async def test_every_request_is_answered_exactly_once() -> None:
         for i in range(50):
             await dispatcher.feed_frame(frame(i, "sleep" if i % 2 else "ping", {"seconds": 0.01}))
         with anyio.fail_after(5):
-            while len(out.messages()) < 50:
-                await anyio.sleep(0.01)
-        await anyio.sleep(0.05)
+            await dispatcher.wait_idle()  # every request's task has ended: nothing more can be answered
         ids = sorted(m["id"] for m in out.messages())
         assert ids == list(range(50))
 
@@ -200,9 +214,10 @@ async def test_duplicate_in_flight_id_is_rejected_and_the_first_still_answered_o
 async def test_cancelled_request_is_never_answered_and_dispatcher_continues() -> None:
     async with fake_dispatcher() as (dispatcher, out, handler):
         await dispatcher.feed_frame(frame(1, "sleep", {"seconds": 10}))
-        await anyio.sleep(0.05)
+        await handler.wait_until(lambda: handler.started == [1])
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
-        await anyio.sleep(0.1)
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
         assert handler.cancelled == [1]
         assert dispatcher.in_flight == 0
         await dispatcher.feed_frame(frame(2, "ping"))
@@ -237,7 +252,7 @@ async def test_batch_of_notifications_only_gets_no_answer() -> None:
         await dispatcher.feed_frame(b'[{"jsonrpc":"2.0","method":"n1"},{"jsonrpc":"2.0","method":"n2"}]')
         await dispatcher.feed_frame(frame("z", "ping"))
         await out.answer("z")
-        await anyio.sleep(0.05)
+        await handler.wait_until(lambda: len(handler.notifications) == 2)
         assert [n.method for n in handler.notifications] == ["n1", "n2"]
         assert len(out.frames) == 1
 
@@ -344,24 +359,22 @@ def demo_app(probe: Probe | None = None) -> MCPServer:
 
 
 @contextlib.asynccontextmanager
-async def raw_session(app: MCPServer, version: str | None) -> AsyncIterator[tuple[Session, Recorder]]:
+async def raw_session(app: MCPServer, version: str | None) -> AsyncIterator[tuple[Dispatcher, Recorder]]:
     out = Recorder()
-    async with app.running(), anyio.create_task_group() as tg:
-        session = Session(app, out, tg)
+    async with app.running(), Dispatcher(out) as dispatcher:
+        dispatcher.attach(Session(app, dispatcher))
         if version is not None:
-            await session.dispatcher.feed_frame(frame("init", "initialize", {
+            await dispatcher.feed_frame(frame("init", "initialize", {
                 "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}))
             init = await out.answer("init")
             assert init["result"]["protocolVersion"] == version
-            await session.dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        yield session, out
-        session.close()
-        tg.cancel_scope.cancel()
+            await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        yield dispatcher, out
 
 
 async def test_batch_answered_as_array_on_2025_03_26() -> None:
-    async with raw_session(demo_app(), "2025-03-26") as (session, out):
-        await session.dispatcher.feed_frame(
+    async with raw_session(demo_app(), "2025-03-26") as (dispatcher, out):
+        await dispatcher.feed_frame(
             b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"," + frame(3, "no/such") + b"]"
         )
         reply = await out.wait_for(lambda f: isinstance(f, list))
@@ -374,9 +387,9 @@ async def test_batch_answered_as_array_on_2025_03_26() -> None:
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2024-11-05"])
 async def test_batch_rejected_on_other_versions(version: str) -> None:
-    async with raw_session(demo_app(), version) as (session, out):
-        await session.dispatcher.feed_frame(b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"]")
-        await session.dispatcher.feed_frame(frame(3, "ping"))
+    async with raw_session(demo_app(), version) as (dispatcher, out):
+        await dispatcher.feed_frame(b"[" + frame(1, "ping") + b"," + frame(2, "tools/list") + b"]")
+        await dispatcher.feed_frame(frame(3, "ping"))
         await out.answer(3)
         errors = [f for f in out.frames if isinstance(f, dict) and "error" in f]
         assert errors and errors[0]["id"] is None and errors[0]["error"]["code"] == -32600
@@ -385,19 +398,19 @@ async def test_batch_rejected_on_other_versions(version: str) -> None:
 
 
 async def test_unknown_method_is_32601_and_session_continues() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/explode"))
-        await session.dispatcher.feed_frame(b"}{")
-        await session.dispatcher.feed_frame(frame(2, "ping"))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/explode"))
+        await dispatcher.feed_frame(b"}{")
+        await dispatcher.feed_frame(frame(2, "ping"))
         assert (await out.answer(1))["error"]["code"] == -32601
         assert (await out.answer(2))["result"] == {}
 
 
 async def test_progress_token_reaches_context_and_produces_notifications() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/call", {
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/call", {
             "name": "nap", "arguments": {"seconds": 0}, "_meta": {"progressToken": "tok-1"}}))
-        await session.dispatcher.feed_frame(frame(2, "tools/call", {
+        await dispatcher.feed_frame(frame(2, "tools/call", {
             "name": "token", "arguments": {}, "_meta": {"progressToken": 42}}))
         answer = await out.answer(1)
         assert answer["result"]["content"][0]["text"] == "napped 0.0"
@@ -412,9 +425,9 @@ async def test_progress_token_reaches_context_and_produces_notifications() -> No
 
 
 async def test_no_progress_without_a_token() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
-        await session.dispatcher.feed_frame(frame(2, "tools/call", {"name": "token", "arguments": {}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame(1, "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+        await dispatcher.feed_frame(frame(2, "tools/call", {"name": "token", "arguments": {}}))
         await out.answer(1)
         assert (await out.answer(2))["result"]["content"][0]["text"] == "None"
         assert not [m for m in out.messages() if m.get("method") == "notifications/progress"]
@@ -426,26 +439,26 @@ def is_progress(token: str) -> Callable[[Any], bool]:
 
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:
     probe = Probe()
-    async with raw_session(demo_app(probe), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10},
+    async with raw_session(demo_app(probe), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("long", "tools/call", {"name": "nap", "arguments": {"seconds": 10},
                                                                          "_meta": {"progressToken": "long"}}))
         await out.wait_for(is_progress("long"))  # the tool is running
-        assert session.dispatcher.in_flight == 1
-        await session.dispatcher.feed_frame(json.dumps({
+        assert dispatcher.in_flight == 1
+        await dispatcher.feed_frame(json.dumps({
             "jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "user"}}))
         with anyio.fail_after(5):
             await probe.nap_cancelled.wait()  # the tool itself saw the cancellation
-        await session.dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+        await dispatcher.feed_frame(frame("next", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         assert (await out.answer("next"))["result"]["isError"] is False
-        assert session.dispatcher.in_flight == 0  # "long" is gone; an answer to it would have been sent by now
+        assert dispatcher.in_flight == 0  # "long" is gone; an answer to it would have been sent by now
         assert out.answers_to("long") == []
 
 
 async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
-        await session.dispatcher.feed_frame(frame("ping", "ping"))
-        await session.dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
+        await dispatcher.feed_frame(frame("ping", "ping"))
+        await dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
         await out.answer("ping", timeout=1)
         await out.answer("other", timeout=1)
         assert out.answers_to("slow") == []
@@ -453,10 +466,10 @@ async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
 
 @pytest.mark.parametrize("tool", ["nap", "nap_sync"])
 async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) -> None:
-    async with raw_session(demo_app(), "2025-11-25") as (session, out):
+    async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
         started = time.monotonic()
         for i in range(3):
-            await session.dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {"seconds": 1}}))
+            await dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {"seconds": 1}}))
         for i in range(3):
             assert (await out.answer(i))["result"]["content"][0]["text"] == "napped 1.0"
         elapsed = time.monotonic() - started
@@ -466,16 +479,16 @@ async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) 
 
 async def test_cancelled_sync_tool_is_never_answered() -> None:
     probe = Probe()
-    async with raw_session(demo_app(probe), "2025-11-25") as (session, out):
-        await session.dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 30}}))
+    async with raw_session(demo_app(probe), "2025-11-25") as (dispatcher, out):
+        await dispatcher.feed_frame(frame("s", "tools/call", {"name": "nap_sync", "arguments": {"seconds": 30}}))
         assert await anyio.to_thread.run_sync(probe.sync_started.wait, 5)  # the worker thread is blocked in the tool
-        await session.dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
-        await session.dispatcher.feed_frame(frame("p", "ping"))
+        await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
+        await dispatcher.feed_frame(frame("p", "ping"))
         await out.answer("p", timeout=1)
-        assert session.dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
+        assert dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
         assert not probe.sync_finished.is_set()
         probe.sync_release.set()
         assert await anyio.to_thread.run_sync(probe.sync_finished.wait, 5)  # the tool returned a result...
-        await session.dispatcher.feed_frame(frame("p2", "ping"))
+        await dispatcher.feed_frame(frame("p2", "ping"))
         await out.answer("p2", timeout=1)
         assert out.answers_to("s") == []  # ... and nobody sent it

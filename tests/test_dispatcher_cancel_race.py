@@ -48,7 +48,7 @@ class Handler:
     def __init__(self) -> None:
         self.ran: list[Any] = []
 
-    async def handle_request(self, request: Request) -> Any:
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         self.ran.append(request.id)
         return {"ok": request.method}
 
@@ -61,6 +61,9 @@ class Handler:
     def unencodable_result(self, request: Request, error: Exception) -> Any:
         raise AssertionError("not expected")
 
+    def close(self) -> None:
+        return None
+
 
 def frame(message: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -68,8 +71,7 @@ def frame(message: dict[str, Any]) -> bytes:
 
 async def test_request_cancelled_before_its_task_starts_is_released_and_its_id_freed() -> None:
     writer, handler = Writer(), Handler()
-    async with anyio.create_task_group() as tg:
-        dispatcher = Dispatcher(handler, writer, tg)
+    async with Dispatcher(writer, handler) as dispatcher:
         await dispatcher.feed_frame(frame({"id": 1, "method": "work"}))  # starts a task, does not run it yet
         await dispatcher.feed_frame(frame({"method": "notifications/cancelled", "params": {"requestId": 1}}))
         await writer.wait(lambda: writer.released == [1])
@@ -77,16 +79,13 @@ async def test_request_cancelled_before_its_task_starts_is_released_and_its_id_f
         await dispatcher.feed_frame(frame({"id": 1, "method": "again"}))  # the id is free
         await writer.wait(lambda: writer.sent)
         assert writer.sent == [{"jsonrpc": "2.0", "id": 1, "result": {"ok": "again"}}]
-        tg.cancel_scope.cancel()
 
 
 async def test_closing_the_connection_before_tasks_start_leaves_nothing_in_flight() -> None:
     writer, handler = Writer(), Handler()
-    async with anyio.create_task_group() as tg:
-        dispatcher = Dispatcher(handler, writer, tg)
+    async with Dispatcher(writer, handler) as dispatcher:
         for request_id in range(5):
             await dispatcher.feed_frame(frame({"id": request_id, "method": "work"}))
-        dispatcher.cancel_all()
+        dispatcher.close()
         await writer.wait(lambda: len(writer.released) == 5)
         assert dispatcher.in_flight == 0 and handler.ran == [] and writer.sent == []
-        tg.cancel_scope.cancel()

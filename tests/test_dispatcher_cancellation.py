@@ -53,8 +53,9 @@ class Handler:
         self.seen_while_cancelled: dict[Any, bool] = {}
         self.notifications: list[str] = []
         self.fail_notifications = False
+        self.closed = False
 
-    async def handle_request(self, request: Request) -> Any:
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         assert self.dispatcher is not None
         if request.method == "wait":
             self.seen_while_running[request.id] = self.dispatcher.was_cancelled(request.id)
@@ -74,6 +75,12 @@ class Handler:
     def accepts_batches(self) -> bool:
         return True
 
+    def unencodable_result(self, request: Request, error: Exception) -> Any:
+        raise error
+
+    def close(self) -> None:
+        self.closed = True
+
     async def started_event(self, request_id: Any) -> None:
         with anyio.fail_after(5):
             await self.started.setdefault(request_id, anyio.Event()).wait()
@@ -82,12 +89,9 @@ class Handler:
 @contextlib.asynccontextmanager
 async def running() -> AsyncIterator[tuple[Dispatcher, Wire, Handler]]:
     wire, handler = Wire(), Handler()
-    async with anyio.create_task_group() as tg:
-        dispatcher = Dispatcher(handler, wire, tg)
+    async with Dispatcher(wire, handler) as dispatcher:
         handler.dispatcher = dispatcher
         yield dispatcher, wire, handler
-        dispatcher.cancel_all()
-        tg.cancel_scope.cancel()
 
 
 def request(request_id: Any, method: str) -> bytes:
@@ -138,17 +142,17 @@ async def test_a_failing_notification_handler_is_logged_and_traffic_goes_on(capl
         assert (await wire.wait_for(lambda f: f.get("id") == 2))["result"] == {"echo": "ping"}
 
 
-async def test_cancel_all_stops_every_request_in_flight_unanswered() -> None:
+async def test_closing_stops_every_request_in_flight_unanswered() -> None:
     async with running() as (dispatcher, wire, handler):
         for request_id in (1, 2, 3):
             await dispatcher.feed_frame(request(request_id, "wait"))
         for request_id in (1, 2, 3):
             await handler.started_event(request_id)
         assert dispatcher.in_flight == 3
-        dispatcher.cancel_all()  # the peer is gone
+        dispatcher.close()  # the peer is gone
         with anyio.fail_after(5):
-            while dispatcher.in_flight:
-                await anyio.sleep(0.01)
+            await dispatcher.wait_idle()
+        assert handler.closed
         assert set(handler.seen_while_cancelled) == {1, 2, 3}
         assert set(handler.seen_while_cancelled.values()) == {False}  # gone, not cancelled by the peer
         assert wire.frames == []

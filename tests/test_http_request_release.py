@@ -71,10 +71,10 @@ async def test_cancelled_call_ends_its_post_and_the_session_can_expire(accept: s
             assert answers == [{"jsonrpc": "2.0", "id": 5, "error": {"code": -32800, "message": "Request cancelled"}}]
             await app.cancelled.wait()
         session_id = headers["Mcp-Session-Id"]
-        connection, writer = live.transport.sessions[session_id]
-        assert connection.dispatcher.in_flight == 0
-        assert not any(stream.consumers for stream in writer.streams.streams.values())
-        await until(lambda: session_id not in live.transport.sessions, "the idle session to expire")
+        served = live.transport.streamable[session_id]
+        assert served.dispatcher.in_flight == 0
+        assert not any(stream.consumers for stream in served.writer.streams.streams.values())
+        await until(lambda: session_id not in live.transport.streamable, "the idle session to expire")
         await until(lambda: not app.sessions and task_count() <= baseline, "its tasks to end")
 
 

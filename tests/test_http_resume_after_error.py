@@ -32,7 +32,7 @@ ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/
 
 @pytest.fixture(scope="module")
 def stock_url() -> Iterator[str]:
-    with http_server(["-m", "servers.stock", "--provider", "sample", "--log-level", "warning"]) as base:
+    with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
         yield base
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from .support import http_server
+from .support import ServerURL, http_server
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
@@ -25,7 +24,7 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def guarded() -> Iterator[str]:
+def guarded() -> Iterator[ServerURL]:
     args = ["examples/demo_server.py", "--auth-token", TOKEN, "--max-sessions", "2", "--session-ttl", "1"]
     with http_server(args) as base:
         yield base
@@ -77,7 +76,7 @@ def test_dns_rebinding_protection(server: str) -> None:
     assert local.status_code == 200
 
 
-def test_bearer_token_body_limit_session_cap_and_expiry(guarded: str) -> None:
+def test_bearer_token_body_limit_session_cap_and_expiry(guarded: ServerURL) -> None:
     missing = httpx.post(f"{guarded}/mcp", json=INIT, headers=ACCEPT)
     assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith("Bearer")
     wrong = httpx.post(f"{guarded}/mcp", json=INIT, headers={**ACCEPT, "Authorization": "Bearer nope"})
@@ -90,7 +89,7 @@ def test_bearer_token_body_limit_session_cap_and_expiry(guarded: str) -> None:
     open_session(guarded, **auth)
     full = httpx.post(f"{guarded}/mcp", json=INIT, headers={**ACCEPT, **auth})
     assert full.status_code == 503
-    time.sleep(2.5)  # the ttl is 1 s; the reaper looks every 0.25 s (a request would count as activity)
+    guarded.log.wait_for(f"session {first} expired", 10)  # the ttl is 1 s (a request would count as activity)
     assert call(guarded, first, {"jsonrpc": "2.0", "id": 9, "method": "ping"}, **auth).status_code == 404
     assert open_session(guarded, **auth)  # expired sessions free their places
 

@@ -7,11 +7,10 @@ import json
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 from mcp_kit import Context, MCPServer
 
-from .support import free_port
+from .live_http import serve
 
 pytestmark = pytest.mark.anyio
 
@@ -39,21 +38,14 @@ async def test_closing_the_stream_cancels_the_request() -> None:
             raise
         return "done"
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app.asgi(host="127.0.0.1", port=port), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.02)
+    async with serve(app) as live:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {"_meta": META, "name": "long_job", "arguments": {}}}
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
                    "Mcp-Method": "tools/call", "Mcp-Name": "long_job"}
         with anyio.fail_after(20):
             async with httpx.AsyncClient() as client:
-                async with client.stream("POST", f"http://127.0.0.1:{port}/mcp", json=body, headers=headers) as reply:
+                async with client.stream("POST", live.url, json=body, headers=headers) as reply:
                     assert reply.headers["content-type"].startswith("text/event-stream")
                     async for line in reply.aiter_lines():
                         if line.startswith("data:"):
@@ -62,4 +54,3 @@ async def test_closing_the_stream_cancels_the_request() -> None:
                     await started.wait()
                 # the stream is closed here, with the tool still running
             await cancelled.wait()
-        server.should_exit = True

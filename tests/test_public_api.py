@@ -1,17 +1,77 @@
-"""The public API is what `mcp_kit` exports: every name in `__all__` resolves, and nothing else pretends to."""
+"""The public API is what `mcp_kit/__init__.py` exports: pinned here, so that a change to it is deliberate.
+
+The reference servers import only these names; everything else in mcp_kit is internal.
+"""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import mcp_types
 import pytest
 
 import mcp_kit
 
+ROOT = Path(__file__).resolve().parents[1]
+
+PUBLIC = [
+    "AssistantMessage",
+    "AuditRecord",
+    "Audio",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
+    "Completion",
+    "Context",
+    "CreateMessageResult",
+    "ElicitResult",
+    "EmbeddedResource",
+    "GetPromptResult",
+    "Image",
+    "ImageContent",
+    "MCPError",
+    "MCPServer",
+    "PromptMessage",
+    "Resource",
+    "ResourceLink",
+    "ResourceNotFound",
+    "Root",
+    "TextContent",
+    "TextResourceContents",
+    "ToolAnnotations",
+    "ToolCallRecord",
+    "ToolError",
+    "UpstreamUnavailable",
+    "UserMessage",
+    "add_run_arguments",
+    "poll_for_changes",
+    "__version__",
+]
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(mcp_kit.__all__) == sorted(PUBLIC)
+    assert len(mcp_kit.__all__) == len(set(mcp_kit.__all__))
+
 
 def test_every_exported_name_resolves() -> None:
-    assert len(mcp_kit.__all__) == len(set(mcp_kit.__all__))
     for name in mcp_kit.__all__:
         assert getattr(mcp_kit, name) is not None, name
+
+
+def test_reference_servers_import_only_public_names() -> None:
+    offending: list[str] = []
+    for path in sorted((ROOT / "servers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mcp_kit":
+                if node.module != "mcp_kit":
+                    offending.append(f"{path.relative_to(ROOT)}: from {node.module} import ...")
+                offending += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name not in PUBLIC]
+            elif isinstance(node, ast.Import):
+                offending += [f"{path.relative_to(ROOT)}: import {a.name}" for a in node.names
+                              if a.name.split(".")[0] == "mcp_kit" and a.name != "mcp_kit"]
+    assert offending == []
 
 
 def test_protocol_models_are_the_official_types_themselves() -> None:

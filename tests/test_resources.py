@@ -12,6 +12,8 @@ import pytest
 from mcp_kit import Context, MCPError, MCPServer, ResourceNotFound
 from mcp_kit.testing import connect
 
+from .live_http import until
+
 pytestmark = pytest.mark.anyio
 
 UPDATED = "notifications/resources/updated"
@@ -68,7 +70,7 @@ def build_app() -> MCPServer:
         app.watch_log.append(f"start {uri} {name} {post_id}")  # type: ignore[attr-defined]
         try:
             while True:
-                await anyio.sleep(0.02)
+                await anyio.sleep(0.02)  # the behaviour under test: a watcher that polls its source
                 app.notify_resource_updated(uri)
         finally:
             app.watch_log.append(f"stop {uri}")  # type: ignore[attr-defined]

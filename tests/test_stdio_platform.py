@@ -309,7 +309,7 @@ class _SlowHandler:
     def __init__(self) -> None:
         self.release = anyio.Event()
 
-    async def handle_request(self, request: Request) -> Any:
+    async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         await self.release.wait()
         return {}
 
@@ -318,6 +318,9 @@ class _SlowHandler:
 
     def accepts_batches(self) -> bool:
         return False
+
+    def close(self) -> None:
+        return None
 
 
 class _Sink:
@@ -331,8 +334,7 @@ class _Sink:
 @pytest.mark.anyio
 async def test_wait_idle_returns_when_the_last_request_in_flight_is_answered() -> None:
     handler, sink = _SlowHandler(), _Sink()
-    async with anyio.create_task_group() as tg:
-        dispatcher = Dispatcher(handler, sink, tg)
+    async with Dispatcher(sink, handler) as dispatcher, anyio.create_task_group() as tg:
         with anyio.fail_after(5):
             await dispatcher.wait_idle()  # nothing in flight: at once
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","id":1,"method":"x"}')

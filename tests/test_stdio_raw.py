@@ -73,7 +73,7 @@ def test_crlf_blank_lines_and_split_writes_are_handled(spawn: Any) -> None:
     message = json.dumps({"jsonrpc": "2.0", "id": "split", "method": "ping"}).encode() + b"\n"
     for piece in (message[:7], message[7:20], message[20:]):
         server.send_bytes(piece)
-        time.sleep(0.02)
+        time.sleep(0.02)  # the behaviour under test: each piece arrives in a read of its own
     assert server.answer("split")["result"] == {}
     server.send_bytes(b'{"jsonrpc":"2.0","id":"a","method":"ping"}\n{"jsonrpc":"2.0","id":"b","method":"ping"}\n')
     assert server.answer("a")["result"] == {} and server.answer("b")["result"] == {}
@@ -269,7 +269,8 @@ def test_exit_is_prompt_even_with_a_sync_tool_blocking_a_worker_thread(spawn: An
     server = spawn(script)
     server.initialize()
     server.call("blocked", "block", {"seconds": 20})
-    wait_for_stderr(server, "block started")
+    server.send({"jsonrpc": "2.0", "id": "after", "method": "ping"})
+    server.answer("after")  # the call's task ran before this ping's: its function was handed to a worker thread
     started = time.monotonic()
     if how == "eof":
         assert server.proc.stdin is not None

@@ -121,7 +121,7 @@ async def test_unencodable_results_are_answered_over_streamable_http(live: Any, 
         assert_tool_error_names_the_cause((await post(2, "tools/call", CALL))["result"])
         assert_internal_error_names_the_cause((await post(3, "resources/read", READ))["error"])
         assert (await post(4, "ping", {}))["result"] == {}
-    assert all(not entry[0].dispatcher.in_flight for entry in live.transport.sessions.values())
+    assert all(not entry.dispatcher.in_flight for entry in live.transport.streamable.values())
 
 
 @pytest.mark.anyio

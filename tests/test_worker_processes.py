@@ -148,7 +148,7 @@ async def test_a_cancelled_process_call_is_answered_at_once_and_its_process_runs
         await client._send(Request("held", "tools/call", {"name": "hold", "arguments": {"gate": str(gate)}}))
         worker = await started(gate)
         await client.cancel("held")
-        await until(lambda: client.session.dispatcher.in_flight == 0, "the cancelled call to end", WAIT_S)
+        await until(lambda: client._dispatcher.in_flight == 0, "the cancelled call to end", WAIT_S)
         assert not Path(f"{gate}.finished").exists()  # the request is over while its process still computes
         assert pid_alive(worker)
         async with anyio.create_task_group() as tg:

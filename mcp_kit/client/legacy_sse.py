@@ -57,6 +57,7 @@ class LegacySSETransport(Transport):
         with anyio.CancelScope(shield=True):
             await self._client.aclose()
         self.finish(None)
+        self.release()
 
     async def _listen(self) -> None:
         try:

@@ -59,7 +59,11 @@ class StdioTransport(Transport):
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> StdioTransport:
-        self.process = await self._start()
+        try:
+            self.process = await self._start()
+        except BaseException:
+            self.release()
+            raise
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._tg.start_soon(self._read_stderr)
@@ -89,6 +93,7 @@ class StdioTransport(Transport):
             self._tg.cancel_scope.cancel()
             await self._tg.__aexit__(None, None, None)
         self.finish(None)
+        self.release()
 
     async def _stop_process(self) -> None:
         process = self.process

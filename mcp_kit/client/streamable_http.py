@@ -68,6 +68,7 @@ class StreamableHTTPTransport(Transport):
         with anyio.CancelScope(shield=True):
             await self._client.aclose()
         self.finish(None)
+        self.release()
 
     def _headers(self, accept: str = ACCEPT_BOTH) -> dict[str, str]:
         headers = {"Accept": accept}

@@ -1,17 +1,19 @@
-"""One Starlette app for every HTTP client generation.
+"""One Starlette app for every HTTP client generation: its assembly, and the `/mcp` endpoint that picks a shape.
 
-- Streamable HTTP at `/mcp` (2025-03-26 ... 2025-11-25): sessions by `Mcp-Session-Id`, POST
-  answered as JSON or as an SSE stream carrying the request's notifications first, GET for the
-  server-to-client stream, DELETE to end a session, resumption with `Last-Event-ID`.
-- The 2026-07-28 stateless shape on the same `/mcp` (`http_modern.py`), chosen per request.
+- Streamable HTTP at `/mcp` in the handshake era (`http_streamable.py`): sessions by `Mcp-Session-Id`.
+- The 2026-07-28 stateless shape on the same `/mcp` (`http_stateless.py`), chosen per request.
 - Legacy HTTP+SSE (2024-11-05) at `/sse` and `/messages/` (`http_legacy.py`).
-- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size) in front
-  (`http_security.py`); the resumable event store is `event_streams.py`.
+- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size and time) in front
+  (`http_security.py`), and an OAuth 2.1 resource server when configured (`mcp_kit.auth`).
 
-The transport moves frames. It creates connections through a factory and needs from them only
-what the `Connection` protocol lists, so it never imports the session or server. It does know
-the few MCP facts HTTP carries: the protocol-version header, that `initialize` opens a session,
-and the stateless envelope.
+Below them: the session table (`http_sessions.py`), writer routing (`http_writer.py`), the
+hand-written responses (`http_responses.py`), the resumable event store (`event_streams.py`),
+reading requests (`http_common.py`) and the typed options (`http_options.py`). A POST's body is
+read and decoded once, here, and handed to the shape that serves it.
+
+The transport moves frames. It builds connections through a factory and needs from them only
+what `connection.Connection` lists, so it never imports the session or server. It knows the few
+MCP facts HTTP carries, from `versions.py`: the protocol-version header and the stateless envelope.
 """
 
 from __future__ import annotations
@@ -20,223 +22,37 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-import anyio
-import anyio.lowlevel
-from anyio.abc import TaskGroup
-from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
-from ..dispatcher import Dispatcher
-from ..jsonrpc import (
-    INVALID_REQUEST,
-    Batch,
-    ErrorResponse,
-    Message,
-    Request,
-    RequestId,
-    Response,
-    decode_message,
-    encode_message,
-)
-from ..versions import ALL_VERSIONS, MODERN_VERSIONS, at_least
-from .event_streams import Event, EventStream, SessionStreams
-from .http_common import accepts, error_response, read_message
-from .http_legacy import LegacySSE, LegacyWriter
-from .http_modern import carries_envelope, handle_modern
-from .http_security import DEFAULT_BODY_TIMEOUT, BodyTimeout, BodyTooLarge, SecurityMiddleware, SecurityPolicy
+from ..jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Request, decode_message
+from ..versions import ALL_VERSIONS, STATELESS_VERSIONS, carries_envelope
+from .connection import ConnectionFactory
+from .http_common import VERSION_HEADER, accepts, read_message
+from .http_legacy import LegacySSE
+from .http_options import HttpOptions
+from .http_responses import error_response
+from .http_security import BodyTimeout, BodyTooLarge, SecurityMiddleware, SecurityPolicy
+from .http_sessions import SessionTable
+from .http_stateless import ParamHeaders, StatelessHTTP
+from .http_streamable import StreamableHTTP
 
 logger = logging.getLogger("mcp_kit.http")
 
-SESSION_HEADER = "mcp-session-id"
-VERSION_HEADER = "mcp-protocol-version"
-STANDALONE = "standalone"
-REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
 
+class McpEndpoint:
+    """`/mcp`: picks the shape of each exchange (stateless 2026-07-28 or a handshake-era session) and serves it."""
 
-class Connection(Protocol):
-    """What the transport needs from an MCP session."""
+    def __init__(self, table: SessionTable, options: HttpOptions, param_headers: ParamHeaders | None) -> None:
+        self.streamable = StreamableHTTP(table, options)
+        self.stateless = StatelessHTTP(table, param_headers)
 
-    session_id: str
-    dispatcher: Dispatcher
-    version: str | None
-    last_active: float
-
-    def accepts_batches(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-ConnectionFactory = Callable[[Any, TaskGroup, str | None], Connection]
-
-
-@dataclass
-class HttpOptions:
-    """Knobs of the HTTP app."""
-
-    json_response: bool = False
-    session_ttl: float = 3600.0
-    max_sessions: int = 1000
-    retry_ms: int = 1000
-    param_headers: Callable[[str], dict[str, str]] | None = None  # tool -> {argument: Mcp-Param-* suffix}
-
-
-class StreamableWriter:
-    """Routes a session's outbound messages onto the SSE stream of the request they belong to.
-
-    A stream ends once each of its requests was answered, or released (cancelled): a cancelled
-    request's stream ends with a -32800 error when `answer_cancelled` (the handshake era, whose
-    streams end only with an answer, also on replay), silently otherwise (2026-07-28).
-    """
-
-    def __init__(self, answer_cancelled: bool = True) -> None:
-        self.streams = SessionStreams()
-        self.answer_cancelled = answer_cancelled
-        self._stream_of: dict[RequestId, EventStream] = {}
-        self._pending: dict[str, set[RequestId]] = {}
-
-    def bind(self, requests: list[Request], stream: EventStream) -> list[Request]:
-        """Route the answers of `requests` to `stream`; returns those whose id is already in flight (not bound).
-
-        A stream with no request bound to it is finished at once.
-        """
-        duplicates: list[Request] = []
-        bound: set[RequestId] = set()
-        for request in requests:
-            if request.id in bound or request.id in self._stream_of:
-                duplicates.append(request)
-                continue
-            bound.add(request.id)
-            self._stream_of[request.id] = stream
-        if bound:
-            self._pending[stream.id] = bound
-        return duplicates
-
-    def standalone(self) -> EventStream:
-        return self.streams.streams.get(STANDALONE) or self.streams.open(STANDALONE)
-
-    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
-        answered: list[RequestId] = [m.id for m in (message if isinstance(message, list) else [message])
-                                     if isinstance(m, (Response, ErrorResponse)) and m.id is not None]
-        key = answered[0] if answered else related_to
-        stream = self._stream_of.get(key) if key is not None else None
-        if stream is None:
-            stream = self.standalone()
-            stream.append(encode_message(message))
-            if len(stream.events) > self.streams.max_events:
-                stream.forget_oldest(len(stream.events) // 2)
-            return
-        stream.append(encode_message(message), answer=bool(answered))
-        self._settle(stream, answered)
-
-    def release(self, request_id: RequestId) -> None:
-        """The request ended without an answer (cancelled): end its stream once nothing else is pending."""
-        stream = self._stream_of.get(request_id)
-        if stream is None:
-            return
-        if self.answer_cancelled:
-            stream.append(encode_message(ErrorResponse(request_id, REQUEST_CANCELLED, "Request cancelled")), answer=True)
-        self._settle(stream, [request_id])
-
-    def _settle(self, stream: EventStream, answered: list[RequestId]) -> None:
-        pending = self._pending.get(stream.id)
-        for request_id in answered:
-            if self._stream_of.get(request_id) is stream:
-                del self._stream_of[request_id]
-            if pending is not None:
-                pending.discard(request_id)
-        if pending is not None and not pending:
-            del self._pending[stream.id]
-            stream.finish()
-
-    def close_stream_of(self, request_id: RequestId) -> bool:
-        """End the HTTP response carrying `request_id` now; the client resumes with GET + Last-Event-ID."""
-        stream = self._stream_of.get(request_id)
-        if stream is None:
-            return False
-        stream.close_connection()
-        return True
-
-    def close(self) -> None:
-        for stream in self.streams.streams.values():
-            stream.finish()
-
-
-class HttpTransport:
-    """The MCP endpoints over the sessions they serve."""
-
-    def __init__(self, factory: ConnectionFactory, options: HttpOptions) -> None:
-        self.factory = factory
-        self.options = options
-        self.sessions: dict[str, tuple[Connection, StreamableWriter]] = {}
-        self.stateless: set[Connection] = set()  # 2026-07-28 requests in flight, each on its own connection
-        self.legacy = LegacySSE(self._open_legacy)
-        self._tg: TaskGroup | None = None
-
-    # ------------------------------------------------------------------ lifespan
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._expire_idle_sessions)
-            try:
-                yield
-            finally:
-                for connection, writer in list(self.sessions.values()):
-                    connection.close()
-                    writer.close()
-                for connection in list(self.stateless):
-                    connection.close()
-                self.legacy.close_all()
-                self.sessions.clear()
-                self.stateless.clear()
-                tg.cancel_scope.cancel()
-                self._tg = None
-
-    def full(self) -> bool:
-        """Whether `max_sessions` is reached: sessions of both transports plus stateless requests in flight."""
-        return len(self.sessions) + len(self.legacy.sessions) + len(self.stateless) >= self.options.max_sessions
-
-    def _open_legacy(self, writer: LegacyWriter) -> Connection | HTTPResponse:
-        if self.full():
-            return too_busy()
-        return self.factory(writer, self.task_group, None)
-
-    async def _expire_idle_sessions(self) -> None:
-        interval = max(0.05, min(60.0, self.options.session_ttl / 4))
-        while True:
-            await anyio.sleep(interval)
-            deadline = time.monotonic() - self.options.session_ttl
-            for session_id, (connection, writer) in list(self.sessions.items()):
-                busy = connection.dispatcher.in_flight or any(s.consumers for s in writer.streams.streams.values())
-                if connection.last_active < deadline and not busy:
-                    logger.info("session %s expired after %.0f s idle", session_id, self.options.session_ttl)
-                    self._end_session(session_id)
-
-    def _end_session(self, session_id: str) -> bool:
-        entry = self.sessions.pop(session_id, None)
-        if entry is None:
-            return False
-        entry[0].close()
-        entry[1].close()
-        return True
-
-    @property
-    def task_group(self) -> TaskGroup:
-        if self._tg is None:
-            raise RuntimeError("the MCP HTTP app is not running: serve it with its lifespan (see MCPServer.asgi)")
-        return self._tg
-
-    # ------------------------------------------------------------------ Streamable HTTP
-
-    async def mcp_endpoint(self, request: HTTPRequest) -> HTTPResponse:
+    async def __call__(self, request: HTTPRequest) -> HTTPResponse:
         started = time.perf_counter()
         try:
             response = await self._route(request)
@@ -250,208 +66,34 @@ class HttpTransport:
 
     async def _route(self, request: HTTPRequest) -> HTTPResponse:
         version = request.headers.get(VERSION_HEADER)
-        if version in MODERN_VERSIONS or (version is not None and version not in ALL_VERSIONS
-                                          and await self._carries_envelope(request)):
-            return await handle_modern(self, request)
+        if version in STATELESS_VERSIONS:  # versions.is_stateless / is_known, without a call: the hot path
+            return await self.stateless.serve(request)
         if version is not None and version not in ALL_VERSIONS:
+            if request.method == "POST":  # an unknown version: still the stateless shape when the body says so
+                decoded = decode_message(await request.body())  # a body too large or too slow propagates: 413 / 408
+                if isinstance(decoded, Request) and carries_envelope(decoded.params):
+                    return await self.stateless.serve(request, decoded)
             return error_response(400, INVALID_REQUEST,
                                   f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
         if request.method == "POST":
             return await self._post(request)
         if request.method == "GET":
-            return await self._get(request)
+            return await self.streamable.get(request)
         if request.method == "DELETE":
-            return self._delete(request)
+            return self.streamable.delete(request)
         return HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
-    @staticmethod
-    async def _carries_envelope(request: HTTPRequest) -> bool:
-        if request.method != "POST":
-            return False
-        return carries_envelope(decode_message(await request.body()))  # a body too large or too slow propagates
-
-    def _session(self, request: HTTPRequest) -> tuple[Connection, StreamableWriter] | HTTPResponse:
-        session_id = request.headers.get(SESSION_HEADER)
-        if not session_id:
-            return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
-        entry = self.sessions.get(session_id)
-        if entry is None:
-            return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
-        entry[0].last_active = time.monotonic()
-        return entry
-
     async def _post(self, request: HTTPRequest) -> Any:
-        content_type = request.headers.get("content-type", "")
-        if "application/json" not in content_type:
+        if "application/json" not in request.headers.get("content-type", ""):  # http_common.is_json, inlined
             return error_response(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
             return error_response(406, INVALID_REQUEST, "Not Acceptable: accept application/json and text/event-stream")
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
-        if carries_envelope(decoded):  # a stateless-era request without its version header
-            return await handle_modern(self, request)
-        items = decoded.items if isinstance(decoded, Batch) else [decoded]
-        requests = [item for item in items if isinstance(item, Request)]
-        request.state.rpc_method = ",".join(r.method for r in requests) or "-"
-        initialize = any(r.method == "initialize" for r in requests)
-        headers: dict[str, str] = {}
-        if initialize:
-            if len(items) > 1:
-                return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
-            if self.full():
-                return too_busy()
-            writer = StreamableWriter()
-            connection = self.factory(writer, self.task_group, None)
-            self.sessions[connection.session_id] = (connection, writer)
-            headers["Mcp-Session-Id"] = connection.session_id
-        else:
-            found = self._session(request)
-            if isinstance(found, HTTPResponse):
-                return found
-            connection, writer = found
-            if isinstance(decoded, Batch) and not connection.accepts_batches():
-                return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
-        if not requests:
-            await connection.dispatcher.feed(decoded)
-            return HTTPResponse(status_code=202)
-        stream = writer.streams.open()
-        duplicates = writer.bind(requests, stream)
-        json_reply = self.options.json_response or not accepts(request, "text/event-stream")
-        if not json_reply and at_least(connection.version or "", "2025-11-25"):
-            stream.append(b"")  # the priming event: an id to resume from before anything else happens
-        if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
-            for duplicate in duplicates:
-                stream.append(encode_message(ErrorResponse(
-                    duplicate.id, INVALID_REQUEST, f"Invalid Request: id {duplicate.id!r} is already in use")), answer=True)
-            if len(duplicates) == len(requests):
-                stream.finish()
-            remaining = [item for item in items if not any(item is d for d in duplicates)]
-            if isinstance(decoded, Batch) and remaining:
-                await connection.dispatcher.feed(Batch(remaining))
-        else:
-            await connection.dispatcher.feed(decoded)
-        if json_reply:
-            return await self._json_reply(stream, writer, headers, isinstance(decoded, Batch))
-        return self._sse_reply(stream, writer, headers, connection, start=0)
-
-    async def _json_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
-                          batch: bool) -> Any:
-        await anyio.lowlevel.checkpoint()  # a quick handler finishes here: no need to wait on the stream
-        if not stream.finished:
-            await stream.wait_finished()
-        answers = [event.data for event in stream.events if event.answer]  # no notifications in JSON
-        if not answers:
-            return HTTPResponse(status_code=202, headers=headers)
-        body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
-        return JSONBytesResponse(body, headers)
-
-    def _sse_reply(self, stream: EventStream, writer: StreamableWriter, headers: dict[str, str],
-                   connection: Connection, start: int) -> Any:
-        """A request's events as SSE (an ASGI response). Long-lived streams (GET) get keep-alive pings and disconnect handling."""
-        if stream.id != STANDALONE and start == 0:
-            return EventStreamResponse(stream, self.options.retry_ms, headers)
-
-        async def events() -> AsyncIterator[ServerSentEvent]:
-            async for event in stream.follow(start):
-                if event.data:
-                    yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
-                else:  # priming event: empty data, and how long to wait before resuming
-                    yield ServerSentEvent(id=event.id, data="", retry=self.options.retry_ms)
-
-        return EventSourceResponse(events(), headers={**headers, "Cache-Control": "no-cache, no-transform"},
-                                   ping=15, sep="\n")
-
-    async def _get(self, request: HTTPRequest) -> HTTPResponse:
-        if not accepts(request, "text/event-stream"):
-            return error_response(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
-        found = self._session(request)
-        if isinstance(found, HTTPResponse):
-            return found
-        connection, writer = found
-        last_event_id = request.headers.get("last-event-id")
-        if last_event_id:
-            located = writer.streams.find_event(last_event_id)
-            if located is not None:
-                stream, position = located
-                if stream.finished and position >= stream.dropped + len(stream.events):
-                    # The client already has every event of a stream that will carry no more. The
-                    # spec lets a GET be answered 405 when no SSE stream is offered; clients that
-                    # resume after an error response (TypeScript SDK 1.x) stop quietly on it.
-                    return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream.id} is "
-                                          "complete and its last event was delivered; nothing to resume",
-                                          {"Allow": "GET, POST, DELETE"})
-                request.state.rpc_method = f"resume {stream.id}"
-                return self._sse_reply(stream, writer, {}, connection, start=position)
-        standalone = writer.standalone()
-        if standalone.consumers:
-            return error_response(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
-        return self._sse_reply(standalone, writer, {}, connection, start=standalone.index_after(None)
-                               if not last_event_id else standalone.dropped + len(standalone.events))
-
-    def _delete(self, request: HTTPRequest) -> HTTPResponse:
-        found = self._session(request)
-        if isinstance(found, HTTPResponse):
-            return found
-        self._end_session(found[0].session_id)
-        return HTTPResponse(status_code=200)
-
-def too_busy() -> HTTPResponse:
-    """503: `max_sessions` sessions and stateless requests are in flight."""
-    return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions and requests in flight "
-                                                "(--max-sessions); try again later", {"Retry-After": "5"})
-
-
-class JSONBytesResponse:
-    """An already-encoded JSON body as an ASGI response (no header normalisation on the hot path)."""
-
-    def __init__(self, body: bytes, headers: dict[str, str]) -> None:
-        self.body = body
-        self.status_code = 200
-        self.headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        self.headers += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
-        await send({"type": "http.response.body", "body": self.body})
-
-
-class EventStreamResponse:
-    """The SSE reply to one POST: its events as they come, then the end of the response.
-
-    Lighter than a general SSE response: the stream ends by itself once its requests are
-    answered, so it needs no keep-alive task, and a client that drops it loses nothing (the
-    events stay in the session's store for GET + Last-Event-ID; a write to a closed connection
-    is ignored by the server). Framing follows sse-starlette's (`ServerSentEvent`) for the rare
-    events that are not a single JSON line.
-    """
-
-    def __init__(self, stream: EventStream, retry_ms: int, headers: dict[str, str]) -> None:
-        self.stream = stream
-        self.retry_ms = retry_ms
-        self.status_code = 200
-        self.headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform"),
-                        (b"x-accel-buffering", b"no")] + [(k.lower().encode(), v.encode()) for k, v in headers.items()]
-
-    def frame(self, event: Event) -> bytes:
-        if not event.data:
-            return ServerSentEvent(id=event.id, data="", retry=self.retry_ms, sep="\n").encode()
-        return b"id: " + event.id.encode() + b"\nevent: message\ndata: " + event.data + b"\n\n"
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await anyio.lowlevel.checkpoint()  # a quick handler finishes here, and the reply leaves in one write
-        stream = self.stream
-        if stream.finished and not stream.consumers:
-            body = b"".join(self.frame(event) for event in stream.events)
-            headers = self.headers + [(b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
-            await send({"type": "http.response.body", "body": body, "more_body": False})
-            return
-        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
-        async for chunk in self.stream.follow_chunks():
-            body = b"".join(self.frame(event) for event in chunk)
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if isinstance(decoded, Request) and carries_envelope(decoded.params):  # stateless, without the version header
+            return await self.stateless.serve(request, decoded)
+        return await self.streamable.post(request, decoded)
 
 
 async def healthz(request: HTTPRequest) -> HTTPResponse:
@@ -460,33 +102,40 @@ async def healthz(request: HTTPRequest) -> HTTPResponse:
 
 
 class MCPHttpApp:
-    """The ASGI entry point: `/mcp` goes straight to the transport (behind the guard), the rest to Starlette.
+    """The ASGI entry point: every HTTP request passes one security guard; `/mcp` then goes straight to the
+    endpoint, the rest (legacy SSE, `/healthz`) to Starlette.
 
     The MCP endpoint carries nearly all traffic; skipping the router and exception middleware
     for it saves a good part of each request's cost.
     """
 
-    def __init__(self, starlette: Starlette, transport: HttpTransport, policy: SecurityPolicy) -> None:
+    def __init__(self, starlette: Starlette, table: SessionTable, endpoint: McpEndpoint, policy: SecurityPolicy) -> None:
         self.starlette = starlette
-        self.transport = transport
+        self.transport = table  # the connections the app serves (tests and operators look at them)
+        self.endpoint = endpoint
         self.state = starlette.state
-        self._guarded = SecurityMiddleware(self._mcp, policy)
+        self._guarded = SecurityMiddleware(self._by_path, policy)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            root = scope.get("root_path", "")
-            path = scope["path"][len(root):] if root and scope["path"].startswith(root) else scope["path"]
-            if path == "/mcp":
-                await self._guarded(scope, receive, send)
-                return
-        await self.starlette(scope, receive, send)
+            await self._guarded(scope, receive, send)
+        else:  # the lifespan
+            await self.starlette(scope, receive, send)
+
+    async def _by_path(self, scope: Any, receive: Any, send: Any) -> None:
+        root = scope.get("root_path", "")
+        path = scope["path"][len(root):] if root and scope["path"].startswith(root) else scope["path"]
+        if path == "/mcp":
+            await self._mcp(scope, receive, send)
+        else:
+            await self.starlette(scope, receive, send)
 
     async def _mcp(self, scope: Any, receive: Any, send: Any) -> None:
         try:
-            response = await self.transport.mcp_endpoint(HTTPRequest(scope, receive))
+            response = await self.endpoint(HTTPRequest(scope, receive))
         except Exception:
             logger.exception("error while serving %s /mcp", scope.get("method"))
-            response = error_response(500, -32603, "Internal error")
+            response = error_response(500, INTERNAL_ERROR, "Internal error")
         await response(scope, receive, send)
 
     @property
@@ -498,34 +147,38 @@ class MCPHttpApp:
 def create_app(
     factory: ConnectionFactory,
     lifespan: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
-    *,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-    auth_token: str | None = None,
-    allowed_origins: list[str] | None = None,
-    allowed_hosts: list[str] | None = None,
-    max_body: int = 16 << 20,
-    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     options: HttpOptions | None = None,
-) -> MCPHttpApp:
-    """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard."""
-    transport = HttpTransport(factory, options or HttpOptions())
+    *,
+    param_headers: ParamHeaders | None = None,
+) -> Any:
+    """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard (and OAuth when `options.auth`).
+
+    `factory` builds a connection (an MCP session) over its outbound port; `lifespan` is the
+    application's; `param_headers` names the tool arguments mirrored in `Mcp-Param-*` headers.
+    """
+    options = options or HttpOptions()
+    table = SessionTable(factory, options)
+    endpoint = McpEndpoint(table, options, param_headers)
+    legacy = LegacySSE(table)
 
     @contextlib.asynccontextmanager
     async def app_lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with lifespan(), transport.running():
+        async with lifespan(), table.running():
             yield
 
     routes = [
-        Route("/mcp", transport.mcp_endpoint, methods=["GET", "POST", "DELETE"]),
-        Route("/sse", transport.legacy.sse_endpoint, methods=["GET"]),
-        Route("/messages/", transport.legacy.messages_endpoint, methods=["POST"]),
-        Route("/messages", transport.legacy.messages_endpoint, methods=["POST"]),
+        Route("/sse", legacy.sse_endpoint, methods=["GET"]),
+        Route("/messages/", legacy.messages_endpoint, methods=["POST"]),
+        Route("/messages", legacy.messages_endpoint, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=app_lifespan)
-    app.state.transport = transport
-    policy = SecurityPolicy.for_bind(host, port, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts,
-                                     auth_token=auth_token, max_body=max_body, body_timeout=body_timeout)
-    app.add_middleware(SecurityMiddleware, policy=policy)
-    return MCPHttpApp(app, transport, policy)
+    starlette = Starlette(routes=routes, lifespan=app_lifespan)
+    policy = SecurityPolicy.for_bind(options.host, options.port, allowed_origins=list(options.allowed_origins or ()),
+                                     allowed_hosts=list(options.allowed_hosts or ()), auth_token=options.auth_token,
+                                     max_body=options.max_body, body_timeout=options.body_timeout)
+    app = MCPHttpApp(starlette, table, endpoint, policy)
+    if options.auth is None:
+        return app
+    from ..auth.middleware import OAuthGuard
+
+    return OAuthGuard(app, options.auth)

@@ -1,5 +1,8 @@
-"""Small pieces every HTTP endpoint shares: JSON-RPC error replies, the Accept check, reading a body
-(413 past the size limit, 408 when it arrives too slowly, 400 for what is not JSON-RPC)."""
+"""What every HTTP endpoint reads the same way: MCP's headers, the Accept check, and a body decoded once
+(413 past the size limit, 408 when it arrives too slowly, 400 for what is not JSON-RPC).
+
+Must not import: session, server, or anything MCP.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +11,11 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
 from ..jsonrpc import INVALID_REQUEST, Decoded, ErrorResponse, InvalidMessage, decode_message
+from .http_responses import error_response
 from .http_security import BodyTimeout, BodyTooLarge
 
-
-def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
-    """A JSON-RPC error object (id null) with an HTTP status."""
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
-                        status_code=status, headers=headers)
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
 
 
 def accepts(request: HTTPRequest, media: str) -> bool:
@@ -23,6 +24,11 @@ def accepts(request: HTTPRequest, media: str) -> bool:
     if not accept:
         return True
     return media in accept or "*/*" in accept
+
+
+def is_json(request: HTTPRequest) -> bool:
+    """Whether the request says its body is JSON."""
+    return "application/json" in request.headers.get("content-type", "")
 
 
 async def read_message(request: HTTPRequest) -> Decoded | HTTPResponse:

@@ -4,14 +4,14 @@ GET `/sse` opens a session: its first event, `endpoint`, names the URL to POST m
 (`/messages/?session_id=...`); every message from the server arrives on that one stream as an
 event `message`. POSTs answer 202 (400 for a malformed body, 404 for an unknown session).
 Closing the stream ends the session.
+
+Must not import: session, server, or anything MCP.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
@@ -19,10 +19,9 @@ from starlette.responses import Response as HTTPResponse
 
 from ..jsonrpc import INVALID_REQUEST, Message, RequestId, encode_message
 from .event_streams import EventStream
-from .http_common import error_response, read_message
-
-if TYPE_CHECKING:
-    from .http import Connection
+from .http_common import read_message
+from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy
+from .http_sessions import SessionTable
 
 logger = logging.getLogger("mcp_kit.http")
 
@@ -42,25 +41,20 @@ class LegacyWriter:
 
 
 class LegacySSE:
-    """The `/sse` and `/messages/` endpoints over their sessions."""
+    """The `/sse` and `/messages/` endpoints over their sessions (the table's `legacy` entries)."""
 
-    def __init__(self, open_connection: Callable[[LegacyWriter], Connection | HTTPResponse]) -> None:
-        self.open_connection = open_connection
-        self.sessions: dict[str, Connection] = {}
-
-    def close_all(self) -> None:
-        for connection in list(self.sessions.values()):
-            connection.close()
-        self.sessions.clear()
+    def __init__(self, table: SessionTable) -> None:
+        self.table = table
 
     async def sse_endpoint(self, request: HTTPRequest) -> HTTPResponse:
+        if self.table.full():
+            return too_busy()
         writer = LegacyWriter()
-        connection = self.open_connection(writer)
-        if isinstance(connection, HTTPResponse):
-            return connection
-        self.sessions[connection.session_id] = connection
-        endpoint = f"{request.scope.get('root_path', '')}/messages/?session_id={connection.session_id}"
-        logger.info("GET /sse session %s opened", connection.session_id)
+        served = self.table.open(writer)
+        session_id = served.session_id
+        self.table.legacy[session_id] = served
+        endpoint = f"{request.scope.get('root_path', '')}/messages/?session_id={session_id}"
+        logger.info("GET /sse session %s opened", session_id)
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             try:
@@ -68,22 +62,21 @@ class LegacySSE:
                 async for event in writer.stream.follow():
                     yield ServerSentEvent(data=event.data.decode(), event="message")
             finally:
-                self.sessions.pop(connection.session_id, None)
-                connection.close()
-                logger.info("GET /sse session %s closed", connection.session_id)
+                self.table.legacy.pop(session_id, None)
+                served.dispatcher.close()
+                logger.info("GET /sse session %s closed", session_id)
 
-        return EventSourceResponse(events(), ping=15, sep="\n")
+        return EventSourceResponse(events(), ping=KEEP_ALIVE_SECONDS, sep="\n")
 
     async def messages_endpoint(self, request: HTTPRequest) -> HTTPResponse:
         session_id = request.query_params.get("session_id")
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
-        connection = self.sessions.get(session_id)
-        if connection is None:
+        served = self.table.legacy.get(session_id)
+        if served is None:
             return error_response(404, INVALID_REQUEST, "Session not found: open GET /sse again")
-        connection.last_active = time.monotonic()
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
-        await connection.dispatcher.feed(decoded)
+        await served.dispatcher.feed(decoded)
         return HTTPResponse("Accepted", status_code=202)

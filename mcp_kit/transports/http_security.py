@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .http_options import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
+
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
-DEFAULT_MAX_BODY = 16 << 20
-DEFAULT_BODY_TIMEOUT = 30.0
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """Provider-level exceptions: every data-source failure is translated into one of these once,
-at the HTTP boundary, so the server can turn it into an error text a model can act on."""
+at the HTTP boundary (`from_fetch_failure`), so the server can turn it into an error text a model
+can act on."""
 
 from __future__ import annotations
+
+from servers._shared.fetch import FetchFailure
 
 
 class ProviderError(Exception):
@@ -52,3 +55,20 @@ class SourceUnavailable(ProviderError):
 
 class SourceRejected(ProviderError):
     """The data source refused the request itself (4xx other than 404/429); retrying will not help."""
+
+
+def from_fetch_failure(failure: FetchFailure) -> ProviderError:
+    """The provider error for a GET that failed for good, in this server's words."""
+    source = failure.source
+    tried = f" (tried {failure.attempts} time{'s' if failure.attempts > 1 else ''})"
+    if failure.kind == "timeout":
+        return SourceTimeout(f"{source} did not answer in time{tried}", source=source)
+    if failure.kind == "unreachable":
+        return SourceUnavailable(f"{source} could not be reached ({type(failure.error).__name__}){tried}", source=source)
+    if failure.kind == "rate_limited":
+        asked = f"; it asked to wait {failure.retry_after:g} s" if failure.retry_after is not None else ""
+        return RateLimited(f"{source} is rate limiting requests (HTTP 429){asked}{tried}", source=source,
+                           retry_after=failure.retry_after)
+    if failure.kind == "server_error":
+        return SourceUnavailable(f"{source} had a server error (HTTP {failure.status}){tried}", source=source)
+    return SourceUnavailable(f"{source} answered HTTP {failure.status} with a body that is not JSON.", source=source)

@@ -12,9 +12,10 @@ from typing import Any
 import anyio
 import httpx
 
+from servers._shared.cache import TTLCache
+from servers._shared.fetch import FetchFailure, JsonFetcher, JsonResponse
 from servers.stock import sec, yahoo
-from servers.stock.errors import NoData, SourceRejected, UnknownTicker
-from servers.stock.fetching import JsonFetcher, TTLCache
+from servers.stock.errors import NoData, SourceRejected, UnknownTicker, from_fetch_failure
 from servers.stock.matching import normalize_ticker
 from servers.stock.models import (
     Company,
@@ -60,7 +61,7 @@ class LiveProvider:
     ) -> None:
         self._owns_client = client is None
         self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout), follow_redirects=True)
-        self.fetcher = JsonFetcher(self.client, max_attempts=max_attempts, backoff_base=backoff_base, sleep=sleep)
+        self.fetcher = JsonFetcher(self.client, attempts=max_attempts, backoff=backoff_base, sleep=sleep)
         self.cache = TTLCache(clock=clock)
         self.clock = clock
         self.sec_user_agent = sec_user_agent or os.environ.get(SEC_USER_AGENT_ENV) or DEFAULT_SEC_USER_AGENT
@@ -70,9 +71,16 @@ class LiveProvider:
     def today(self) -> date:
         return datetime.fromtimestamp(self.clock(), tz=UTC).date()
 
+    async def _get(self, url: str, *, source: str, params: dict[str, str] | None = None,
+                   headers: dict[str, str] | None = None) -> JsonResponse:
+        try:
+            return await self.fetcher.get(url, source=source, params=params, headers=headers)
+        except FetchFailure as failure:
+            raise from_fetch_failure(failure) from failure.error
+
     # ---- Yahoo -------------------------------------------------------------------------------
     async def _chart(self, symbol: str, params: dict[str, str]) -> dict[str, Any]:
-        response = await self.fetcher.get_json(
+        response = await self._get(
             yahoo.chart_url(self.yahoo_base, symbol), source=yahoo.SOURCE, params=params,
             headers={"User-Agent": YAHOO_USER_AGENT},
         )
@@ -108,7 +116,7 @@ class LiveProvider:
 
     # ---- SEC ---------------------------------------------------------------------------------
     async def _sec_json(self, url: str, source: str) -> tuple[int, Any]:
-        response = await self.fetcher.get_json(url, source=source, headers={"User-Agent": self.sec_user_agent})
+        response = await self._get(url, source=source, headers={"User-Agent": self.sec_user_agent})
         if response.status == 403:
             raise SourceRejected(
                 f"{source} refused the request (HTTP 403). SEC requires a User-Agent with contact details: "

@@ -3,23 +3,18 @@ polls only while someone is subscribed), and ticker completion."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-import anyio
-
-from mcp_kit import MCPError, MCPServer, ResourceNotFound
-from servers.stock.errors import ProviderError, UnknownTicker
+from mcp_kit import MCPServer, ResourceNotFound, UpstreamUnavailable, poll_for_changes
+from servers.stock.errors import ProviderError, RateLimited, UnknownTicker
 from servers.stock.explain import error_text
 from servers.stock.matching import complete_tickers
 from servers.stock.models import Quote
 from servers.stock.params import Ticker
 from servers.stock.providers import StockProvider
 
-log = logging.getLogger(__name__)
 QUOTE_TEMPLATE = "stock://quote/{ticker}"
 TICKERS_URI = "stock://tickers"
-INTERNAL_ERROR = -32603
 
 
 def quote_uri(ticker: str) -> str:
@@ -28,6 +23,13 @@ def quote_uri(ticker: str) -> str:
 
 def _fingerprint(quote: Quote) -> tuple[Any, ...]:
     return (quote.price, quote.previous_close, quote.day_high, quote.day_low, quote.volume, quote.market_state)
+
+
+async def _unavailable(provider: StockProvider, error: ProviderError) -> UpstreamUnavailable:
+    """A read that failed because the data source did: the text a model can act on, and whether retrying helps."""
+    return UpstreamUnavailable(await error_text(provider, error), source=error.source or provider.source,
+                               retryable=error.retryable,
+                               retry_after=error.retry_after if isinstance(error, RateLimited) else None)
 
 
 def register_resources(app: MCPServer, provider: StockProvider, poll_interval: float) -> None:
@@ -39,7 +41,7 @@ def register_resources(app: MCPServer, provider: StockProvider, poll_interval: f
         try:
             companies = await provider.list_companies()
         except ProviderError as exc:
-            raise MCPError(INTERNAL_ERROR, await error_text(provider, exc)) from None
+            raise await _unavailable(provider, exc) from None
         return {
             "provider": provider.name,
             "source": provider.source,
@@ -57,25 +59,13 @@ def register_resources(app: MCPServer, provider: StockProvider, poll_interval: f
         except UnknownTicker as exc:
             raise ResourceNotFound(quote_uri(ticker), await error_text(provider, exc)) from None
         except ProviderError as exc:
-            raise MCPError(INTERNAL_ERROR, await error_text(provider, exc)) from None
+            raise await _unavailable(provider, exc) from None
 
     @app.watcher(QUOTE_TEMPLATE)
     async def watch_quote(uri: str, ticker: str) -> None:
         """Poll the quote every `poll_interval` seconds; notify subscribers when it changed."""
-        last: tuple[Any, ...] | None = None
-        while True:
-            try:
-                current = _fingerprint(await provider.get_quote(ticker))
-            except UnknownTicker:
-                log.warning("stopped watching %s: unknown ticker", uri)
-                return
-            except ProviderError as exc:
-                log.warning("polling %s failed: %s", uri, exc)
-            else:
-                if last is not None and current != last:
-                    app.notify_resource_updated(uri)
-                last = current
-            await anyio.sleep(poll_interval)
+        await poll_for_changes(lambda: provider.get_quote(ticker), lambda: app.notify_resource_updated(uri),
+                               every=poll_interval, key=_fingerprint, stop_on=(UnknownTicker,), what=uri)
 
     async def complete_ticker(value: str, context: dict[str, str]) -> list[str]:
         try:

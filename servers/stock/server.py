@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 
 from mcp_kit import MCPServer
 from servers.stock.prompts import register_prompts
@@ -40,20 +39,12 @@ def instructions_for(provider: StockProvider) -> str:
 
 def build_server(provider: StockProvider, *, poll_interval: float = DEFAULT_POLL_INTERVAL) -> MCPServer:
     """A stock server backed by `provider`; subscribed quotes are polled every `poll_interval` seconds."""
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: MCPServer) -> AsyncIterator[StockProvider]:
-        try:
-            yield provider
-        finally:
-            await provider.aclose()
-
     app = MCPServer(
         "stock",
         version=VERSION,
         title="Stock quotes and fundamentals" + (" (sample data)" if provider.is_sample else ""),
         instructions=instructions_for(provider),
-        lifespan=lifespan,
+        lifespan=lambda app: contextlib.aclosing(provider),  # ctx.lifespan_state is the provider, closed at the end
     )
     register_tools(app, provider)
     register_resources(app, provider, poll_interval)

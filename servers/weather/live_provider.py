@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from servers._shared.cache import TTLCache
+
 from . import nws, openmeteo
 from .errors import PlaceNotFound
-from .http_fetch import JsonFetcher
+from .http_fetch import WeatherSources
 from .models import Alert, CurrentWeather, Forecast, Place, Resolution, Unit, Units
 from .places import Gazetteer, bundled_gazetteer, matches_qualifier, normalize, split_query
-from .ttl_cache import TTLCache
 
 # Seconds each kind of answer stays fresh.
 TTL = {"geocoding": 24 * 3600.0, "current": 60.0, "forecast": 600.0, "alerts": 120.0}
@@ -42,7 +43,7 @@ class LiveProvider:
         self.client = httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(timeout), headers={"User-Agent": self.user_agent}
         )
-        self.fetcher = JsonFetcher(self.client, retries=retries, backoff=backoff, sleep=sleep, cache=cache)
+        self.fetcher = WeatherSources(self.client, retries=retries, backoff=backoff, sleep=sleep, cache=cache)
         self.gazetteer = gazetteer or bundled_gazetteer()
 
     async def aclose(self) -> None:

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import logging
 from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
-import anyio
+from mcp_kit import MCPError, MCPServer, ResourceNotFound, UpstreamUnavailable, poll_for_changes
 
-from mcp_kit import MCPError, MCPServer, ResourceNotFound
-
-from .errors import PlaceNotFound, WeatherError
+from .errors import PlaceNotFound, SourceError, WeatherError
 from .models import CurrentWeather, Forecast, Place
 from .params import City, ForecastDate
 from .places import bundled_gazetteer
 from .providers import WeatherProvider
 
-logger = logging.getLogger(__name__)
-
 CURRENT = "weather://current/{city}"
 FORECAST = "weather://forecast/{city}/{date}"
-INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+
+
+def failed(error: WeatherError, provider: WeatherProvider) -> MCPError:
+    """The error of a read that failed: the source's failure (UpstreamUnavailable), or what was asked of it."""
+    if isinstance(error, SourceError):
+        return UpstreamUnavailable(str(error), source=provider.source, retryable=error.retryable)
+    return MCPError(INVALID_PARAMS, str(error))
 
 
 def local_today(provider: WeatherProvider, place: Place | None) -> date:
@@ -45,7 +47,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
         except PlaceNotFound as error:
             raise ResourceNotFound(uri, str(error)) from error
         except WeatherError as error:
-            raise MCPError(INTERNAL_ERROR, str(error)) from error
+            raise failed(error, provider) from error
 
     @app.resource(CURRENT, name="current-weather", title="Current weather in a city", mime_type="application/json")
     async def current_weather(city: City) -> CurrentWeather:
@@ -56,7 +58,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
         try:
             return await provider.current(place, "celsius")
         except WeatherError as error:
-            raise MCPError(INTERNAL_ERROR, str(error)) from error
+            raise failed(error, provider) from error
 
     @app.resource(FORECAST, name="daily-forecast", title="A city's forecast for one day", mime_type="application/json")
     async def daily_forecast(city: City, date: ForecastDate) -> Forecast:
@@ -74,7 +76,7 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
         try:
             forecast = await provider.forecast(place, (wanted - today).days + 1, "celsius")
         except WeatherError as error:
-            raise MCPError(INTERNAL_ERROR, str(error)) from error
+            raise failed(error, provider) from error
         day = [d for d in forecast.daily if d.date == wanted.isoformat()]
         if not day:
             raise ResourceNotFound(uri, f"The source has no forecast for {wanted}.")
@@ -83,22 +85,16 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
     @app.watcher(CURRENT)
     async def watch_current(uri: str, city: str) -> None:
         """While subscribed: poll the provider and notify when the observation changes."""
-        name = city  # mcp_kit hands watchers decoded variables
-        place: Place | None = None
-        last: CurrentWeather | None = None
-        while True:
-            try:
-                place = place or (await provider.resolve(name)).place
-                now = await provider.current(place, "celsius")
-                if last is not None and now != last:
-                    app.notify_resource_updated(uri)
-                last = now
-            except PlaceNotFound as error:  # no such place will appear later: stop, as for an unknown ticker
-                logger.warning("stopped watching %s: %s", uri, error)
-                return
-            except WeatherError as error:
-                logger.warning("watching %s: %s", uri, error)
-            await anyio.sleep(poll_interval)
+        place: Place | None = None  # resolved once; mcp_kit hands watchers decoded variables
+
+        async def observe() -> CurrentWeather:
+            nonlocal place
+            place = place or (await provider.resolve(city)).place
+            return await provider.current(place, "celsius")
+
+        # no such place will appear later: stop, as for an unknown ticker
+        await poll_for_changes(observe, lambda: app.notify_resource_updated(uri), every=poll_interval,
+                               stop_on=(PlaceNotFound,), what=uri)
 
     def complete_city(value: str, context: dict[str, str]) -> list[str]:
         return gazetteer.complete(value)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 
 from mcp_kit import MCPServer
 
@@ -30,21 +29,13 @@ DEFAULT_POLL_INTERVAL = 300.0
 
 def build_server(provider: WeatherProvider, *, poll_interval: float = DEFAULT_POLL_INTERVAL) -> MCPServer:
     """A weather server answering from `provider`; subscriptions poll it every `poll_interval` seconds."""
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: MCPServer) -> AsyncIterator[WeatherProvider]:
-        try:
-            yield provider
-        finally:
-            await provider.aclose()
-
     sample = provider.source == "sample"
     app = MCPServer(
         "weather",
         version="1.0.0",
         title="Weather (sample data)" if sample else "Weather (Open-Meteo, NWS alerts)",
         instructions=SAMPLE_NOTE + INSTRUCTIONS if sample else INSTRUCTIONS,
-        lifespan=lifespan,
+        lifespan=lambda app: contextlib.aclosing(provider),  # ctx.lifespan_state is the provider, closed at the end
     )
     register_tools(app, provider)
     register_resources(app, provider, poll_interval=poll_interval)

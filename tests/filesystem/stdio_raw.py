@@ -25,8 +25,10 @@ class RawServer:
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stderr: list[bytes] = []
         self.seen: list[dict[str, Any]] = []  # messages read while waiting for another answer
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._readers = [threading.Thread(target=self._pump, daemon=True),
+                         threading.Thread(target=self._drain_stderr, daemon=True)]
+        for reader in self._readers:
+            reader.start()
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
@@ -77,7 +79,7 @@ class RawServer:
                    "params": {"name": tool, "arguments": arguments}})
 
     def close(self) -> None:
-        """Close stdin (a clean end for the server), then stop it by PID if it lingers."""
+        """Close stdin (a clean end for the server), then stop it by PID if it lingers; its pipes are closed."""
         if self.process.stdin is not None:
             self.process.stdin.close()
         try:
@@ -85,6 +87,11 @@ class RawServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+        for reader in self._readers:  # both end at the end of output, which the exit brought
+            reader.join(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> RawServer:
         return self

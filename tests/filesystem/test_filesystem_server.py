@@ -16,6 +16,7 @@ from mcp_kit import MCPError
 from mcp_kit.testing import connect
 from servers.filesystem.server import build_server
 from servers.filesystem.uris import file_uri
+from tests.live_http import until
 
 WRITE_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
 READ_TOOLS = {
@@ -310,51 +311,32 @@ async def test_subscription_follows_changes_deletion_and_recreation(layout: Layo
     target.write_text("v1")
     uri = file_uri(target)
     assert "%20" in uri
+    control = layout.root / "control.txt"
+    control.write_text("c1")
     async with connect(app) as client:
-        await client.subscribe(uri)
+        await client.subscribe(uri)  # answered once the path is registered: no change after this is missed
+        await client.subscribe(file_uri(control))
         assert app.hub.watching(uri)
-        await _prime(client, uri, target)
         for change in (lambda: target.write_text("v2"), target.unlink, lambda: target.write_text("v3")):
             seen = len(client.notifications)
             change()
-            note = await client.wait_notification("notifications/resources/updated", timeout=20, after=seen)
+            note = await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
+                                                  where=lambda p: p["uri"] == uri)
             assert note["params"]["uri"] == uri
-        # Unrelated writes in the same directory: a witness watching that file sees each of them; the target's
-        # watcher (which watches the directory too) says nothing, yet is still alive for its own file.
-        other = layout.root / "other.txt"
-        other.write_text("unrelated")
-        await client.subscribe(file_uri(other))
-        await _prime(client, file_uri(other), other)
+        await client.request("ping")  # notifications of earlier changes have arrived
         seen = len(client.notifications)
-        for attempt in range(3):
-            mark = len(client.notifications)
-            other.write_text(f"unrelated {attempt}")
-            await client.wait_notification("notifications/resources/updated", timeout=20, after=mark,
-                                           where=lambda p: p["uri"] == file_uri(other))
+        (layout.root / "other.txt").write_text("unrelated")
+        control.write_text("c2")  # a subscribed file changed beside it: seen, and nothing for `uri`
+        await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
+                                       where=lambda p: p["uri"] == file_uri(control))
         await client.request("ping")
-        assert [n for n in client.notifications[seen:] if n["params"].get("uri") == uri] == []
-        target.write_text("v4")
+        updates = [n["params"]["uri"] for n in client.notifications[seen:] if n["method"] == "notifications/resources/updated"]
+        assert file_uri(control) in updates and uri not in updates
+        target.write_text("v4")  # the target's watcher, which saw the unrelated writes beside it, is still alive
         await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
                                        where=lambda p: p["uri"] == uri)
-        await client.unsubscribe(file_uri(other))
         await client.unsubscribe(uri)
-        with anyio.fail_after(10):
-            while app.hub.watching(uri):
-                await anyio.sleep(0.02)
-
-
-async def _prime(client, uri: str, target: Path) -> None:
-    """Rewrite the file (same content) until a notification proves the watcher is installed."""
-    for _ in range(40):
-        seen = len(client.notifications)
-        target.write_text(target.read_text())
-        try:
-            await client.wait_notification("notifications/resources/updated", timeout=0.5, after=seen)
-            await anyio.sleep(0.3)  # let notifications of earlier attempts arrive before measuring
-            return
-        except TimeoutError:
-            continue
-    raise AssertionError(f"the watcher for {uri} never reported a change")
+        await until(lambda: not app.hub.watching(uri), "the watcher to end")
 
 
 @pytest.mark.anyio

@@ -72,7 +72,7 @@ def test_openai_formats_over_stdio() -> None:
 
 
 def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse() -> None:
-    with http_server(["-m", "servers.weather", "--provider", "sample", "--log-level", "warning"]) as base:
+    with http_server(["-m", "servers.weather", "--provider", "sample"]) as base:
         anthropic = printed("tools", f"{base}/mcp", "--format", "anthropic")
         assert [tool["name"] for tool in anthropic] == ["get_weather", "get_forecast", "get_alerts", "search_location"]
         for tool in anthropic:

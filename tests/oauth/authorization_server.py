@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 
+from ..support import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_DIR = ROOT / "tests" / "oauth_server"
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never contacted: the code is read from the redirect itself
@@ -48,13 +50,7 @@ def start_authorization_server(ready_timeout: float = 30.0) -> Iterator[Authoriz
         with AuthorizationServer(ready, process, stderr) as server:
             yield server
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+        stop(process)
 
 
 def _read_ready_line(process: subprocess.Popen[bytes], timeout: float) -> str | None:

@@ -9,33 +9,30 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import uvicorn
 
 
 def bound_socket() -> tuple[socket.socket, int]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    """A socket listening on 127.0.0.1 (port 0: the system picks), and its port."""
+    sock = socket.create_server(("127.0.0.1", 0))
     return sock, sock.getsockname()[1]
 
 
 @contextlib.contextmanager
 def serve(app: Any, sock: socket.socket, *, ready_timeout: float = 20.0) -> Iterator[str]:
-    """Serve `app` on `sock` until the block ends; yields the base URL."""
+    """Serve `app` on `sock` until the block ends; yields the base URL once the app answers `/healthz`."""
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + ready_timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        # the socket already listens: this request waits in its backlog and is answered once the app has started
+        httpx.get(f"{base}/healthz", timeout=ready_timeout).raise_for_status()
+        yield base
     finally:
         server.should_exit = True
         thread.join(20)

@@ -4,60 +4,22 @@ as a real subprocess (stopped by PID: terminate, wait, kill), driven by the offi
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.support import http_server as run_http_server
 
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "servers.stock", "--provider", "sample", "--poll-interval", "0.2",
-         "--transport", "http", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        cwd=PROJECT_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(200):  # up to ~20 s for the server to start listening
-            if process.poll() is not None:
-                raise AssertionError(f"server exited early: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        else:
-            raise AssertionError("server did not start listening")
+    """The stock server (sample data, quotes polled every 0.2 s) as a subprocess on 127.0.0.1, stopped by PID."""
+    with run_http_server(["-m", "servers.stock", "--provider", "sample", "--poll-interval", "0.2"]) as base:
         yield f"{base}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        if process.stderr:
-            process.stderr.close()
 
 
 def data_of(result: types.CallToolResult) -> Any:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -18,6 +17,7 @@ from servers.stock.errors import RateLimited, SourceTimeout
 from servers.stock.live_provider import LiveProvider
 from servers.stock.sample_provider import SampleProvider
 from servers.stock.server import build_server
+from tests.live_http import until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stock"
 START = datetime(2025, 7, 7, 15, 0, tzinfo=UTC).timestamp()
@@ -182,17 +182,14 @@ async def test_subscription_delivers_updates_and_polling_stops_after_unsubscribe
     app = build_server(provider, poll_interval=0.02)
     uri = "stock://quote/MSFT"
     async with connect(app) as client:
-        await anyio.sleep(0.1)
-        assert provider.quote_calls == 0  # nobody subscribed: no polling
+        assert not app.hub.watching(uri) and provider.quote_calls == 0  # nobody subscribed: no polling
         await client.subscribe(uri)
         note = await client.wait_notification("notifications/resources/updated", timeout=5)
         assert note["params"]["uri"] == uri
         await client.unsubscribe(uri)
-        with anyio.fail_after(5):
-            while app.hub.watching(uri):
-                await anyio.sleep(0.01)
+        await until(lambda: not app.hub.watching(uri), "the watcher to end")  # its task has ended: no more polls
         calls = provider.quote_calls
-        await anyio.sleep(0.1)
+        await client.request("ping")
         assert provider.quote_calls == calls
 
 
@@ -271,8 +268,17 @@ async def test_watcher_stops_for_an_unknown_ticker() -> None:
     uri = "stock://quote/NOPE"
     async with connect(app) as client:
         await client.subscribe(uri)
-        with anyio.fail_after(5):
-            while provider.quote_calls == 0 or app.hub.watching(uri):
-                await anyio.sleep(0.01)
-        await anyio.sleep(0.1)
-        assert provider.quote_calls == 1
+        await until(lambda: provider.quote_calls > 0 and not app.hub.watching(uri), "the watcher to give up")
+        assert provider.quote_calls == 1  # its task has ended: it looked once and will not look again
+
+
+@pytest.mark.anyio
+async def test_a_failing_source_makes_a_read_fail_as_upstream_unavailable() -> None:
+    limited = RateLimited("Yahoo Finance chart API is rate limiting requests", source="Yahoo Finance chart API",
+                          retry_after=30)
+    async with connect(build_server(FailingProvider(limited))) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.read_resource("stock://quote/AAPL")
+    assert failed.value.code == -31001  # not -32603: the server has no bug, its source is unavailable
+    assert failed.value.message.startswith("Rate limited:") and "wait 30 seconds" in failed.value.message
+    assert failed.value.data == {"retryable": True, "source": "Yahoo Finance chart API", "retryAfter": 30}

@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
+from servers._shared.cache import TTLCache
 from servers.stock.errors import NoData, RateLimited, SourceRejected, SourceTimeout, SourceUnavailable
 from servers.stock.explain import failure_text
-from servers.stock.fetching import TTLCache
 from servers.stock.matching import (
     complete_tickers,
     describe_suggestions,

@@ -2,54 +2,21 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
+from collections.abc import Iterator
 
 import anyio
-import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support import http_server as run_http_server
 
 
 @pytest.fixture
-def http_server():
-    """The weather server on 127.0.0.1:<free port>; stopped by PID afterwards."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "servers.weather", "--provider", "sample", "--transport", "http",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            assert process.poll() is None, "server exited early"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not become healthy in 20 s"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+def http_server() -> Iterator[str]:
+    """The weather server (sample data) as a subprocess on 127.0.0.1, stopped by PID afterwards."""
+    with run_http_server(["-m", "servers.weather", "--provider", "sample"]) as base:
+        yield f"{base}/mcp"
 
 
 @pytest.mark.anyio

@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from servers._shared.cache import TTLCache
 from servers.weather.errors import PlaceNotFound, SourceRejected, SourceTimeout, SourceUnavailable
 from servers.weather.live_provider import LiveProvider
 from servers.weather.models import Place
-from servers.weather.ttl_cache import TTLCache
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "weather"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 
-import anyio
 import httpx
 import pytest
 
@@ -13,6 +12,7 @@ from mcp_kit.testing import connect
 from servers.weather.live_provider import LiveProvider
 from servers.weather.sample_provider import SampleProvider
 from servers.weather.server import build_server
+from tests.live_http import until
 
 
 class CountingResolves(SampleProvider):
@@ -61,10 +61,7 @@ async def test_watcher_stops_for_an_unknown_city(caplog: pytest.LogCaptureFixtur
     with caplog.at_level(logging.WARNING, logger="servers.weather.resources"):
         async with connect(app) as client:
             await client.subscribe(uri)
-            with anyio.fail_after(5):
-                while provider.resolves == 0 or app.hub.watching(uri):
-                    await anyio.sleep(0.01)
-            await anyio.sleep(0.1)  # five poll intervals: a watcher still running would look again
-            assert provider.resolves == 1
+            await until(lambda: provider.resolves > 0 and not app.hub.watching(uri), "the watcher to give up")
+            assert provider.resolves == 1  # its task has ended: it looked once and will not look again
     stopped = [r.getMessage() for r in caplog.records if "Atlantis" in r.getMessage()]
     assert len(stopped) == 1 and stopped[0].startswith("stopped watching weather://current/Atlantis: No place")

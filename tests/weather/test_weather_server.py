@@ -18,6 +18,7 @@ from servers.weather.live_provider import LiveProvider
 from servers.weather.prompts import duration_days
 from servers.weather.sample_provider import SampleProvider
 from servers.weather.server import build_server
+from tests.live_http import until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "weather"
 START = datetime(2026, 7, 15, 12, 0, tzinfo=UTC)
@@ -201,21 +202,19 @@ async def test_subscription_notifies_only_when_the_observation_changes() -> None
     app = build_server(provider, poll_interval=0.02)  # type: ignore[arg-type]
     uri = "weather://current/Paris"
     async with connect(app) as client:
-        await anyio.sleep(0.1)
-        assert provider.current_calls == 0  # nobody subscribed: no polling
+        assert not app.hub.watching(uri) and provider.current_calls == 0  # nobody subscribed: no polling
         await client.subscribe(uri)
-        with anyio.fail_after(5):
-            while provider.current_calls < 3:
-                await anyio.sleep(0.01)
+        assert app.hub.watching(uri)
+        await until(lambda: provider.current_calls >= 3, "three polls")
         assert client.notifications_named("notifications/resources/updated") == []  # clock frozen: unchanged
         clock.now += timedelta(seconds=1)
         note = await client.wait_notification("notifications/resources/updated", timeout=5)
         assert note["params"]["uri"] == uri
         await client.unsubscribe(uri)
-        await anyio.sleep(0.1)
+        await until(lambda: not app.hub.watching(uri), "the watcher to end")  # polling stopped with the last subscriber
         calls = provider.current_calls
-        await anyio.sleep(0.1)
-        assert provider.current_calls == calls  # polling stopped with the last subscriber
+        await client.request("ping")
+        assert provider.current_calls == calls
 
 
 @pytest.mark.anyio
@@ -292,3 +291,17 @@ async def test_source_timeout_tells_the_model_to_retry() -> None:
     assert result["isError"] is True
     assert "timed out" in text and "2 attempts" in text and "Retrying in a minute may help" in text
     assert SourceTimeout.retryable is True
+
+
+@pytest.mark.anyio
+async def test_a_failing_source_makes_a_read_fail_as_upstream_unavailable() -> None:
+    def time_out(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectTimeout("no answer", request=request)
+
+    app = build_server(LiveProvider(transport=httpx.MockTransport(time_out), retries=0, backoff=0))
+    async with connect(app) as client:
+        with pytest.raises(MCPError) as failed:
+            await client.read_resource("weather://current/Paris")
+    assert failed.value.code == -31001  # not -32603: the server has no bug, its source is unavailable
+    assert "timed out" in failed.value.message and "--provider sample" in failed.value.message
+    assert failed.value.data == {"retryable": True, "source": "open-meteo"}

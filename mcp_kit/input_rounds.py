@@ -1,4 +1,4 @@
-"""Multi-round-trip requests (2026-07-28): questions to the client become an input-required result.
+"""Input rounds (2026-07-28 multi-round-trip requests): questions to the client become an input-required result.
 
 In the stateless era a server cannot send `elicitation/create` or `sampling/createMessage`
 mid-call. Instead the handler runs until it asks; the questions asked (concurrently asked ones
@@ -6,8 +6,18 @@ together) go back as `{"resultType": "input_required", "inputRequests": {...}, "
 and the client retries with `inputResponses`. The handler then runs again from the top and each
 question it asks is answered from what the client sent.
 
+A question this round cannot answer suspends the task that asked it for good. The round closes
+once the handler has settled: each question arms one pass of the event loop over the work that
+was runnable when it was asked (tasks started by `asyncio.gather` or a task group are), and the
+round closes after a pass in which no new question arrived. No timer, no fixed number of polls:
+the handler's concurrently asked questions join the round; a question asked only after waiting
+on I/O comes in the next one.
+
 `requestState` carries the answers of earlier rounds, signed with HMAC-SHA256 and bound to the
-method and target, so a client cannot forge or transplant it.
+method and target, so a client cannot forge or transplant it (`MCP_KIT_STATE_SECRET` shares the
+key across processes).
+
+Imports nothing from mcp_kit but `errors`.
 """
 
 from __future__ import annotations
@@ -26,7 +36,6 @@ import anyio.lowlevel
 from .errors import invalid_params
 
 _SECRET = os.environ.get("MCP_KIT_STATE_SECRET", "").encode() or os.urandom(32)
-SETTLE_TICKS = 20
 
 
 def _b64(data: bytes) -> str:
@@ -88,7 +97,7 @@ class Rounds:
             return answer
         self.questions[key] = {"method": method, "params": params}
         self._asked.set()
-        await anyio.sleep_forever()
+        await anyio.sleep_forever()  # this round cannot answer: the round closes and cancels the handler
 
     async def run(self, handler: Callable[[], Awaitable[Any]]) -> tuple[bool, Any]:
         """Run `handler`; (True, result) when it finished, (False, None) when it is waiting for answers."""
@@ -104,18 +113,24 @@ class Rounds:
                 tg.cancel_scope.cancel()
 
             tg.start_soon(run_handler)
-            await self._asked.wait()
-            seen = -1
-            for _ in range(SETTLE_TICKS):  # let concurrently asked questions join this round
-                if len(self.questions) == seen:
-                    break
-                seen = len(self.questions)
-                for _ in range(3):
-                    await anyio.lowlevel.checkpoint()
+            await self._asked.wait()  # the first question (or the handler ended: then this scope is cancelled)
+            await self._settled()
             tg.cancel_scope.cancel()
         if failure:
             raise failure[0]
         return (True, outcome[0]) if outcome else (False, None)
+
+    async def _settled(self) -> None:
+        """Return once a pass of the event loop over the work runnable now brought no new question.
+
+        Every question asked re-arms the pass; `checkpoint()` reschedules this task behind all the
+        work that is ready, so the pass ends once that work has run its next step.
+        """
+        while True:
+            asked = len(self.questions)
+            await anyio.lowlevel.checkpoint()
+            if len(self.questions) == asked:
+                return
 
     def input_required(self, binding: str) -> dict[str, Any]:
         return {

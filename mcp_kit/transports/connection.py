@@ -1,0 +1,54 @@
+"""What a transport serves: a connection (an MCP session, seen from below) and the dispatcher that carries it.
+
+A transport knows no session: it gets a `ConnectionFactory` that builds one over an outbound port,
+and needs from it only what `Connection` lists. `open_connection` builds the pair the way every
+transport does: the dispatcher over the transport's writer, then the connection with that
+dispatcher as its port. Closing the dispatcher closes the connection.
+
+Must not import: session, server, or anything MCP.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..dispatcher import Dispatcher, Handler, MessageWriter
+
+
+class Connection(Handler, Protocol):
+    """What a transport needs from an MCP session, besides its being the dispatcher's handler."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    def primes_event_streams(self) -> bool:
+        """Whether its SSE responses open with a priming event (an id to resume from)."""
+        ...
+
+
+ConnectionFactory = Callable[[Dispatcher], Connection]  # builds a session over its outbound port
+
+
+@dataclass(slots=True, eq=False)  # hashed by identity: kept in sets
+class Served:
+    """A connection, the dispatcher serving it, its writer, and when a client last touched it."""
+
+    connection: Connection
+    dispatcher: Dispatcher
+    writer: Any
+    last_active: float = field(default_factory=time.monotonic)
+
+    @property
+    def session_id(self) -> str:
+        return self.connection.session_id
+
+
+def open_connection(factory: ConnectionFactory, writer: MessageWriter) -> Served:
+    """Build a dispatcher over `writer` and the connection it serves."""
+    dispatcher = Dispatcher(writer)
+    connection = factory(dispatcher)
+    dispatcher.attach(connection)
+    return Served(connection, dispatcher, writer)

@@ -1,0 +1,48 @@
+"""`HttpOptions`: every knob of the HTTP app, typed, from the command line (`runner.add_run_arguments`) to
+`create_app` and uvicorn.
+
+`MCPServer.run(transport="http", **options)` and `MCPServer.asgi(**options)` take these fields as
+keyword arguments; an unknown one is a TypeError naming it.
+
+Must not import: session, server, or anything MCP; nor starlette (a stdio server builds no HTTP app,
+and imports this module only to type its options).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from ..auth.config import AuthConfig
+    from ..auth.validator import TokenValidator
+
+    OAuth = Union[AuthConfig, TokenValidator]
+
+DEFAULT_MAX_BODY = 16 << 20  # bytes of a request body (413 beyond)
+DEFAULT_BODY_TIMEOUT = 30.0  # seconds a request body may take to arrive (408 beyond)
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """How the HTTP app serves, guards and bounds its endpoints."""
+
+    host: str = "127.0.0.1"  # bind address; loopback also turns on the default Host/Origin allow-lists
+    port: int = 8000
+    auth_token: str | None = None  # one shared static bearer token...
+    auth: OAuth | None = None  # ...or an OAuth 2.1 resource server (mcp_kit.auth.AuthConfig or TokenValidator)
+    allowed_origins: Sequence[str] = ()
+    allowed_hosts: Sequence[str] = ()
+    json_response: bool = False  # answer Streamable HTTP POSTs with JSON rather than an SSE stream
+    max_sessions: int = 1000  # sessions of both HTTP transports plus 2026-07-28 requests in flight
+    session_ttl: float = 3600.0  # seconds an idle Streamable HTTP session lives
+    max_connections: int | None = 1000  # connections uvicorn serves at once (503 beyond); `run` only
+    listen_fd: int | None = None  # serve on this inherited, already bound socket instead of host/port; `run` only
+    max_body: int = DEFAULT_MAX_BODY
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    retry_ms: int = 1000  # the `retry` an SSE priming event tells clients to wait before resuming
+
+    def __post_init__(self) -> None:
+        if self.auth is not None and self.auth_token:
+            raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")

@@ -1,0 +1,138 @@
+"""Streamable HTTP in the handshake era (2025-03-26 ... 2025-11-25) on `/mcp`: sessions by `Mcp-Session-Id`.
+
+POST carries messages (already decoded by the endpoint) and is answered as JSON or as an SSE
+stream carrying the request's notifications first; GET opens the session's standalone stream or
+resumes one with `Last-Event-ID`; DELETE ends the session. `initialize` opens a session (the one
+MCP fact this module needs besides the priming rule, which it asks the connection about).
+
+Must not import: session, server, or anything MCP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import Response as HTTPResponse
+
+from ..jsonrpc import INVALID_REQUEST, Batch, Decoded, ErrorResponse, Request, encode_message
+from .connection import Served
+from .event_streams import EventStream
+from .http_common import SESSION_HEADER, accepts
+from .http_options import HttpOptions
+from .http_responses import EventStreamResponse, JSONBytesResponse, error_response, followed_stream, too_busy
+from .http_sessions import SessionTable
+from .http_writer import STANDALONE
+
+
+class StreamableHTTP:
+    """POST, GET and DELETE on `/mcp` for handshake-era sessions."""
+
+    def __init__(self, table: SessionTable, options: HttpOptions) -> None:
+        self.table = table
+        self.options = options
+
+    def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+        served = self.table.touch(session_id)
+        if served is None:
+            return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
+        return served
+
+    async def post(self, request: HTTPRequest, decoded: Decoded) -> Any:
+        """Serve a POST whose body the endpoint decoded (and checked: JSON-RPC, not the stateless envelope)."""
+        items = decoded.items if isinstance(decoded, Batch) else [decoded]
+        requests = [item for item in items if isinstance(item, Request)]
+        request.state.rpc_method = ",".join(r.method for r in requests) or "-"
+        headers: dict[str, str] = {}
+        if any(r.method == "initialize" for r in requests):
+            if len(items) > 1:
+                return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
+            if self.table.full():
+                return too_busy()
+            served = self.table.open_streamable()
+            headers["Mcp-Session-Id"] = served.session_id
+        else:
+            found = self._session(request)
+            if isinstance(found, HTTPResponse):
+                return found
+            served = found
+            if isinstance(decoded, Batch) and not served.connection.accepts_batches():
+                return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+        dispatcher, writer = served.dispatcher, served.writer
+        if not requests:
+            await dispatcher.feed(decoded)
+            return HTTPResponse(status_code=202)
+        stream = writer.streams.open()
+        duplicates = writer.bind(requests, stream)
+        json_reply = self.options.json_response or not accepts(request, "text/event-stream")
+        if not json_reply and served.connection.primes_event_streams():
+            stream.append(b"")  # the priming event: an id to resume from before anything else happens
+        if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
+            for duplicate in duplicates:
+                stream.append(encode_message(ErrorResponse(
+                    duplicate.id, INVALID_REQUEST, f"Invalid Request: id {duplicate.id!r} is already in use")), answer=True)
+            if len(duplicates) == len(requests):
+                stream.finish()
+            remaining = [item for item in items if not any(item is d for d in duplicates)]
+            if isinstance(decoded, Batch) and remaining:
+                await dispatcher.feed(Batch(remaining))
+        else:
+            await dispatcher.feed(decoded)
+        if json_reply:
+            return await self._json_reply(stream, headers)
+        return self._sse_reply(stream, headers, start=0)
+
+    async def _json_reply(self, stream: EventStream, headers: dict[str, str]) -> Any:
+        await anyio.lowlevel.checkpoint()  # a quick handler finishes here: no need to wait on the stream
+        if not stream.finished:
+            await stream.wait_finished()
+        answers = [event.data for event in stream.events if event.answer]  # no notifications in JSON
+        if not answers:
+            return HTTPResponse(status_code=202, headers=headers)
+        body = answers[0] if len(answers) == 1 else b"[" + b",".join(a.strip(b"[]") for a in answers) + b"]"
+        return JSONBytesResponse(body, headers)
+
+    def _sse_reply(self, stream: EventStream, headers: dict[str, str], start: int) -> Any:
+        """A request's events as SSE. Long-lived streams (GET, resumption) get keep-alive pings and disconnect handling."""
+        if stream.id != STANDALONE and start == 0:
+            return EventStreamResponse(stream, self.options.retry_ms, headers)
+        return followed_stream(stream, start=start, retry_ms=self.options.retry_ms, headers=headers)
+
+    async def get(self, request: HTTPRequest) -> HTTPResponse:
+        if not accepts(request, "text/event-stream"):
+            return error_response(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
+        found = self._session(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        writer = found.writer
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id:
+            located = writer.streams.find_event(last_event_id)
+            if located is not None:
+                stream, position = located
+                if stream.finished and position >= stream.dropped + len(stream.events):
+                    # The client already has every event of a stream that will carry no more. The
+                    # spec lets a GET be answered 405 when no SSE stream is offered; clients that
+                    # resume after an error response (TypeScript SDK 1.x) stop quietly on it.
+                    return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream.id} is "
+                                          "complete and its last event was delivered; nothing to resume",
+                                          {"Allow": "GET, POST, DELETE"})
+                request.state.rpc_method = f"resume {stream.id}"
+                return self._sse_reply(stream, {}, start=position)
+        standalone = writer.standalone()
+        if standalone.consumers:
+            return error_response(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
+        return self._sse_reply(standalone, {}, start=standalone.index_after(None)
+                               if not last_event_id else standalone.dropped + len(standalone.events))
+
+    def delete(self, request: HTTPRequest) -> HTTPResponse:
+        found = self._session(request)
+        if isinstance(found, HTTPResponse):
+            return found
+        self.table.end_streamable(found.session_id)
+        return HTTPResponse(status_code=200)

@@ -1,0 +1,98 @@
+"""Writer routing for Streamable HTTP: each outbound message goes onto the SSE stream of the request it belongs to.
+
+A session's streams live in its `SessionStreams` (`event_streams.py`): one per POST that carried
+requests, plus the standalone stream a GET reads. A stream ends once each of its requests was
+answered, or released (cancelled): a cancelled request's stream ends with a -32800 error when
+`answer_cancelled` (the handshake era, whose streams end only with an answer, also on replay),
+silently otherwise (2026-07-28). Messages that belong to no open request go to the standalone stream.
+
+Must not import: session, server, or anything MCP.
+"""
+
+from __future__ import annotations
+
+from ..jsonrpc import ErrorResponse, Message, Request, RequestId, Response, encode_message
+from .event_streams import EventStream, SessionStreams
+
+STANDALONE = "standalone"
+REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
+
+
+class StreamableWriter:
+    """A session's MessageWriter: routes messages to per-request streams (see the module docstring)."""
+
+    def __init__(self, answer_cancelled: bool = True) -> None:
+        self.streams = SessionStreams()
+        self.answer_cancelled = answer_cancelled
+        self._stream_of: dict[RequestId, EventStream] = {}
+        self._pending: dict[str, set[RequestId]] = {}
+
+    def bind(self, requests: list[Request], stream: EventStream) -> list[Request]:
+        """Route the answers of `requests` to `stream`; returns those whose id is already in flight (not bound).
+
+        A stream with no request bound to it is finished at once.
+        """
+        duplicates: list[Request] = []
+        bound: set[RequestId] = set()
+        for request in requests:
+            if request.id in bound or request.id in self._stream_of:
+                duplicates.append(request)
+                continue
+            bound.add(request.id)
+            self._stream_of[request.id] = stream
+        if bound:
+            self._pending[stream.id] = bound
+        return duplicates
+
+    def standalone(self) -> EventStream:
+        return self.streams.streams.get(STANDALONE) or self.streams.open(STANDALONE)
+
+    def busy(self) -> bool:
+        """Whether a client is reading one of the session's streams now."""
+        return any(stream.consumers for stream in self.streams.streams.values())
+
+    async def send(self, message: Message | list[Message], related_to: RequestId | None = None) -> None:
+        answered: list[RequestId] = [m.id for m in (message if isinstance(message, list) else [message])
+                                     if isinstance(m, (Response, ErrorResponse)) and m.id is not None]
+        key = answered[0] if answered else related_to
+        stream = self._stream_of.get(key) if key is not None else None
+        if stream is None:
+            stream = self.standalone()
+            stream.append(encode_message(message))
+            if len(stream.events) > self.streams.max_events:
+                stream.forget_oldest(len(stream.events) // 2)
+            return
+        stream.append(encode_message(message), answer=bool(answered))
+        self._settle(stream, answered)
+
+    def release(self, request_id: RequestId) -> None:
+        """The request ended without an answer (cancelled): end its stream once nothing else is pending."""
+        stream = self._stream_of.get(request_id)
+        if stream is None:
+            return
+        if self.answer_cancelled:
+            stream.append(encode_message(ErrorResponse(request_id, REQUEST_CANCELLED, "Request cancelled")), answer=True)
+        self._settle(stream, [request_id])
+
+    def _settle(self, stream: EventStream, answered: list[RequestId]) -> None:
+        pending = self._pending.get(stream.id)
+        for request_id in answered:
+            if self._stream_of.get(request_id) is stream:
+                del self._stream_of[request_id]
+            if pending is not None:
+                pending.discard(request_id)
+        if pending is not None and not pending:
+            del self._pending[stream.id]
+            stream.finish()
+
+    def close_stream_of(self, request_id: RequestId) -> bool:
+        """End the HTTP response carrying `request_id` now; the client resumes with GET + Last-Event-ID."""
+        stream = self._stream_of.get(request_id)
+        if stream is None:
+            return False
+        stream.close_connection()
+        return True
+
+    def close(self) -> None:
+        for stream in self.streams.streams.values():
+            stream.finish()
