@@ -157,7 +157,8 @@ class WorkerProcesses:
                 self._replace(executor)
             if executor in self._died:
                 raise ProcessPoolError("a worker process of the pool died (killed, or it crashed the interpreter) "
-                                       "while running the tool; the pool was restarted for later calls") from None
+                                       "while the tool was running, which ends every call then running in the "
+                                       "pool; the pool was restarted, so the call may be tried again") from None
             raise ProcessPoolError("the server stopped while the tool was running") from None
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -166,8 +167,14 @@ class WorkerProcesses:
 
         if self._executor is not None:
             self.shutdown()
-        self._executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"),
-                                             initializer=exit_with_parent)
+        executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"),
+                                       initializer=exit_with_parent)
+        if hasattr(executor, "_safe_to_dynamically_spawn_children"):
+            # Start every worker with the pool, as with `fork`. Spawned one per submit, a worker can start
+            # after the pool's manager thread began waiting on the workers it knew of; that worker's death
+            # then goes unnoticed (its call unanswered) until another call finishes (CPython 3.11-3.13).
+            executor._safe_to_dynamically_spawn_children = False
+        self._executor = executor
         self._slots = asyncio.Semaphore(self.limit)
         self._loop = loop
 

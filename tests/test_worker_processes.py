@@ -165,6 +165,45 @@ async def test_a_cancelled_process_call_is_answered_at_once_and_its_process_runs
         assert answers[0]["structuredContent"]["total"] == 55
 
 
+async def test_a_cancelled_process_call_waiting_for_a_process_never_starts_and_takes_no_place(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    async with connect(process_app(limit=1)) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "hold", {"gate": str(first)})
+            await started(first)
+            await client._send(Request("waiting", "tools/call", {"name": "hold", "arguments": {"gate": str(second)}}))
+            await client.request("ping")  # the second call waits in the server for the only process
+            await client.cancel("waiting")
+            await until(lambda: client._dispatcher.in_flight == 1, "the waiting call to be dropped", WAIT_S)
+            Path(f"{first}.release").touch()
+        assert (await client.call_tool("crunch", {"n": 3}))["structuredContent"]["total"] == 5  # the place is free
+    assert Path(f"{first}.finished").exists()
+    assert not Path(f"{second}.started").exists()
+
+
+async def test_a_worker_dying_mid_call_fails_the_calls_running_beside_it_in_words(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    async with connect(process_app(limit=2)) as client:
+        outcome: dict[str, dict[str, Any]] = {}
+
+        async def call(name: str, arguments: dict[str, Any]) -> None:
+            outcome[name] = await client.call_tool(name, arguments)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "hold", {"gate": str(gate)})
+            bystander = await started(gate)
+            tg.start_soon(call, "die", {})
+        for name in ("die", "hold"):  # concurrent.futures ends every call of a pool one of its workers broke
+            assert outcome[name]["isError"] is True
+            assert text(outcome[name]).startswith(f"Tool '{name}' failed: ProcessPoolError: a worker process of the "
+                                                  "pool died (killed, or it crashed the interpreter)")
+            assert "the call may be tried again" in text(outcome[name])
+        await until(lambda: not pid_alive(bystander), "the broken pool's other worker to end", WAIT_S)
+        again = await client.call_tool("crunch", {"n": 5})
+        assert again["isError"] is False and again["structuredContent"]["pid"] != bystander
+    assert not Path(f"{gate}.finished").exists()
+
+
 async def test_stopping_the_server_terminates_process_work_in_flight(tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     app = process_app()
@@ -187,11 +226,17 @@ async def test_stopping_the_server_terminates_process_work_in_flight(tmp_path: P
     assert app.executors.processes.started is False
 
 
-async def test_the_pool_starts_again_after_the_server_stopped() -> None:
+async def test_the_pool_starts_again_after_the_server_stopped_and_its_idle_workers_end_with_it() -> None:
     app = process_app()
+    workers = []
     for n in (2, 3):
         async with connect(app) as client:
-            assert (await client.call_tool("crunch", {"n": n}))["structuredContent"]["total"] == sum(i * i for i in range(n))
+            result = await client.call_tool("crunch", {"n": n})
+            assert result["structuredContent"]["total"] == sum(i * i for i in range(n))
+            workers.append(result["structuredContent"]["pid"])
+            assert pid_alive(workers[-1])
+        await until(lambda: not pid_alive(workers[-1]), "the idle worker to end with its server", WAIT_S)
+    assert workers[0] != workers[1]
 
 
 @pytest.mark.parametrize(("make", "why"), [

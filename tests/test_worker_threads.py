@@ -120,6 +120,44 @@ async def test_a_cancelled_waiting_sync_call_never_runs() -> None:
     assert gauge.started == ["first", "third"]  # "second" was queued before "third" and never started
 
 
+async def test_a_cancelled_running_sync_call_keeps_its_thread_until_it_returns_then_frees_it() -> None:
+    gauge = Gauge()
+    async with connect(gauged_app(gauge, max_sync_threads=1)) as client:
+        await client._send(Request("running", "tools/call", {"name": "hold", "arguments": {"tag": "first"}}))
+        assert await anyio.to_thread.run_sync(gauge.wait_started, 1)
+        await client.cancel("running")
+        await until(lambda: client._dispatcher.in_flight == 0, "the cancelled call to be dropped", WAIT_S)
+        assert gauge.running == 1  # the function cannot be stopped: it still holds the only thread
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "hold", {"tag": "second"})
+            await client.request("ping")
+            assert gauge.started == ["first"]  # the next call waits for the thread
+            gauge.release("first")
+            assert await anyio.to_thread.run_sync(gauge.wait_started, 2)  # ... and gets it once "first" returned
+            gauge.release("second")
+    assert gauge.started == ["first", "second"] and gauge.most == 1
+
+
+async def test_the_worker_threads_end_when_the_server_stops() -> None:
+    seen: list[threading.Thread] = []
+    app = MCPServer("threads")
+
+    @app.tool
+    def where() -> str:
+        """The worker thread this runs on."""
+        seen.append(threading.current_thread())
+        return threading.current_thread().name
+
+    async with connect(app) as client:
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(client.call_tool, "where")
+        assert seen and all(thread.is_alive() for thread in seen)  # idle pool threads, kept for the next call
+        assert all(thread.name.startswith(threads.THREAD_NAME_PREFIX) for thread in seen)
+    await until(lambda: not any(thread.is_alive() for thread in seen), "the pool's threads to end", WAIT_S)
+    assert app.executors.threads.started is False
+
+
 def interval_is(value: float) -> Callable[[], bool]:
     return lambda: sys.getswitchinterval() == value
 
