@@ -10,10 +10,10 @@ then it keeps its place in the limit.
 Pure-Python CPU work in worker threads competes with the event loop's thread for the GIL: CPython
 hands the GIL over only every *switch interval* (5 ms by default), and each time to any waiting
 thread, so with N busy workers every wake-up of the loop can wait about N intervals. While a call
-has been running for `LONG_CALL_S` or more, `WorkerThreads` lowers the interpreter's switch interval
-to `switch_interval` (0.5 ms by default; None leaves it alone), and gives the old value back once no
-call runs that long. Short calls never change it: a lower interval costs CPU (more hand-overs) when
-nothing needs it. CPU-heavy functions belong in a process (`run_in="process"`, see `processes.py`),
+has been running for `LONG_CALL_S` or more (or a call of a function whose last call ran that long),
+`WorkerThreads` lowers the interpreter's switch interval to `switch_interval` (0.5 ms by default;
+None leaves it alone), and gives the old value back once no call runs that long. Short calls never
+change it: a lower interval costs CPU (more hand-overs) when nothing needs it. CPU-heavy functions belong in a process (`run_in="process"`, see `processes.py`),
 where they do not share the interpreter at all.
 
 `run_in_worker` serves the other sync handlers (resources, prompts, completions, validators) from
@@ -31,6 +31,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -97,7 +98,7 @@ class WorkerThreads:
         if watch.timer is None or watch.timer_loop is not loop:
             watch.schedule(loop)
         try:
-            return await loop.run_in_executor(executor, watch.timed, call)
+            return await loop.run_in_executor(executor, watch.timed, fn, call)
         finally:
             watch.in_flight -= 1
 
@@ -122,28 +123,37 @@ class _LongCallWatch:
     when the running calls started: a worker thread starting a call (busy threads get the GIL more
     often than the loop, so they notice first) lowers the interval; a check on the event loop, every
     `LONG_CALL_S` while calls are in flight, lowers it too and gives it back once no call runs that long.
+
+    A function whose last call ran long counts as running long from the moment it starts: checks
+    that must wait for the GIL behind busy threads would otherwise leave the loop starved for the
+    first tens of milliseconds of every burst of it. One quick call of it (under `LONG_CALL_S`) ends that.
     """
 
     def __init__(self, switch_interval: float) -> None:
         self._switch_interval = switch_interval
         self._started: dict[int, float] = {}  # worker thread -> perf_counter() when its current call started
+        self._long: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()  # functions whose last call ran long
         self.in_flight = 0  # calls submitted from the loop and not yet answered there
         self.timer: asyncio.TimerHandle | None = None
         self.timer_loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._lowered = False
 
-    def timed(self, call: Callable[[], T]) -> T:
-        """Run `call` on this worker thread, on the record (and lower the interval if another call runs long)."""
+    def timed(self, fn: Callable[..., Any], call: Callable[[], T]) -> T:
+        """Run `call` (a call of `fn`) on this worker thread, on the record; lower the interval if a call runs long."""
         now = time.perf_counter()
-        if self._started and not self._lowered and self._any_long(now):
+        known_long = _in(self._long, fn)
+        if not self._lowered and (known_long or (self._started and self._any_long(now))):
             self._set_lowered(True)
         thread = threading.get_ident()
-        self._started[thread] = now
+        self._started[thread] = now - LONG_CALL_S if known_long else now
         try:
             return call()
         finally:
             del self._started[thread]
+            ran_long = time.perf_counter() - now >= LONG_CALL_S
+            if ran_long != known_long:
+                _remember(self._long, fn, ran_long)
 
     def _any_long(self, now: float) -> bool:
         return any(now - started >= LONG_CALL_S for started in list(self._started.values()))
@@ -174,6 +184,23 @@ class _LongCallWatch:
             self.timer.cancel()
             self.timer = None
         self._set_lowered(False)
+
+
+def _in(functions: weakref.WeakSet[Callable[..., Any]], fn: Callable[..., Any]) -> bool:
+    try:
+        return fn in functions
+    except TypeError:  # a callable that takes no weak reference: never remembered
+        return False
+
+
+def _remember(functions: weakref.WeakSet[Callable[..., Any]], fn: Callable[..., Any], ran_long: bool) -> None:
+    try:
+        if ran_long:
+            functions.add(fn)
+        else:
+            functions.discard(fn)
+    except TypeError:
+        pass
 
 
 class _SwitchInterval:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -174,6 +175,33 @@ async def test_a_long_sync_call_lowers_the_switch_interval_until_it_ends() -> No
             gauge.release("long")
         await until(interval_is(before), "the interval to be given back", WAIT_S)
         assert float(text(await client.call_tool("switch_interval"))) == before  # a short call changes nothing
+    assert sys.getswitchinterval() == before
+
+
+async def test_a_function_whose_last_call_ran_long_lowers_the_interval_as_its_next_call_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "LONG_CALL_S", 0.2)  # generous: a "quick" call here takes microseconds
+    before = sys.getswitchinterval()
+    app = MCPServer("threads")
+
+    @app.tool
+    def spin(seconds: float) -> float:
+        """Wait `seconds`, and say what the switch interval was when the call started."""
+        seen = sys.getswitchinterval()
+        time.sleep(seconds)
+        return seen
+
+    async with connect(app) as client:
+
+        async def interval_at_start(seconds: float) -> float:
+            value = float(text(await client.call_tool("spin", {"seconds": seconds})))
+            await until(interval_is(before), "the interval to be given back", WAIT_S)
+            return value
+
+        assert await interval_at_start(0) == before  # never ran long: nothing lowered
+        assert await interval_at_start(0.4) == before  # lowered only once it had run long
+        assert await interval_at_start(0) == DEFAULT_SWITCH_INTERVAL  # its last call ran long: lowered at once
+        assert await interval_at_start(0) == before  # ... and that quick call ended it
     assert sys.getswitchinterval() == before
 
 
