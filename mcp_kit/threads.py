@@ -11,10 +11,14 @@ Pure-Python CPU work in worker threads competes with the event loop's thread for
 hands the GIL over only every *switch interval* (5 ms by default), and each time to any waiting
 thread, so with N busy workers every wake-up of the loop can wait about N intervals. While a call
 has been running for `LONG_CALL_S` or more (or a call of a function whose last call ran that long),
-`WorkerThreads` lowers the interpreter's switch interval to `switch_interval` (0.5 ms by default;
-None leaves it alone), and gives the old value back once no call runs that long. Short calls never
-change it: a lower interval costs CPU (more hand-overs) when nothing needs it. CPU-heavy functions belong in a process (`run_in="process"`, see `processes.py`),
-where they do not share the interpreter at all.
+`WorkerThreads` lowers the interpreter's switch interval to `switch_interval` (0.5 ms by default),
+and gives the old value back once no call runs that long. Short calls never change it: a lower
+interval costs CPU (more hand-overs) when nothing needs it. The loop's wait also grows with the
+number of busy threads, so calls of a function whose last call used 5 ms of CPU or more run at most
+`heavy_limit` at once (default: the CPUs); the others wait in the loop, holding no thread. A
+function that waits (I/O, sleep) uses little CPU and is never held back. `switch_interval=None`
+leaves the interpreter alone and turns both off. CPU-heavy functions belong in a process
+(`run_in="process"`, see `processes.py`), where they do not share the interpreter at all.
 
 `run_in_worker` serves the other sync handlers (resources, prompts, completions, validators) from
 one shared pool of `SHARED_LIMIT` threads that leaves the switch interval alone.
@@ -73,14 +77,17 @@ class WorkerThreads:
     accepts_context = True
 
     def __init__(self, limit: int | None = None, *, switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
-                 name: str = THREAD_NAME_PREFIX) -> None:
+                 name: str = THREAD_NAME_PREFIX, heavy_limit: int | None = None) -> None:
         self.limit = check_limit(limit, "max_sync_threads", default_thread_limit)
+        self.heavy_limit = min(self.limit, check_limit(heavy_limit, "heavy_limit", machine_cpus))
         if switch_interval is not None and not (isinstance(switch_interval, (int, float)) and switch_interval > 0):
             raise ValueError(f"switch_interval must be a positive number of seconds or None, not {switch_interval!r}")
         self.switch_interval = switch_interval
         self._name = name
         self._executor: ThreadPoolExecutor | None = None
         self._watch = _LongCallWatch(switch_interval) if switch_interval is not None else None
+        self._heavy_slots: asyncio.Semaphore | None = None
+        self._heavy_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def started(self) -> bool:
@@ -98,9 +105,17 @@ class WorkerThreads:
         if watch.timer is None or watch.timer_loop is not loop:
             watch.schedule(loop)
         try:
-            return await loop.run_in_executor(executor, watch.timed, fn, call)
+            if not watch.is_heavy(fn):
+                return await loop.run_in_executor(executor, watch.timed, fn, call)
+            async with self._heavy_gate(loop):
+                return await loop.run_in_executor(executor, watch.timed, fn, call)
         finally:
             watch.in_flight -= 1
+
+    def _heavy_gate(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        if self._heavy_slots is None or self._heavy_loop is not loop:
+            self._heavy_slots, self._heavy_loop = asyncio.Semaphore(self.heavy_limit), loop
+        return self._heavy_slots
 
     def _start(self) -> ThreadPoolExecutor:
         self._executor = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix=self._name)
@@ -109,6 +124,7 @@ class WorkerThreads:
     def shutdown(self) -> None:
         """Stop the pool: queued calls are dropped, running ones finish on their own; the next call starts a new pool."""
         executor, self._executor = self._executor, None
+        self._heavy_slots = self._heavy_loop = None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
         if self._watch is not None:
@@ -127,12 +143,16 @@ class _LongCallWatch:
     A function whose last call ran long counts as running long from the moment it starts: checks
     that must wait for the GIL behind busy threads would otherwise leave the loop starved for the
     first tens of milliseconds of every burst of it. One quick call of it (under `LONG_CALL_S`) ends that.
+    Such a call also has its thread's CPU time measured: a function whose last call used `LONG_CALL_S`
+    of CPU or more is *heavy* (`is_heavy`), and `WorkerThreads` runs at most `heavy_limit` heavy calls
+    at once (a function waiting on I/O uses little CPU and is never held back).
     """
 
     def __init__(self, switch_interval: float) -> None:
         self._switch_interval = switch_interval
         self._started: dict[int, float] = {}  # worker thread -> perf_counter() when its current call started
         self._long: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()  # functions whose last call ran long
+        self._heavy: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()  # ... and used that much CPU
         self.in_flight = 0  # calls submitted from the loop and not yet answered there
         self.timer: asyncio.TimerHandle | None = None
         self.timer_loop: asyncio.AbstractEventLoop | None = None
@@ -147,6 +167,7 @@ class _LongCallWatch:
             self._set_lowered(True)
         thread = threading.get_ident()
         self._started[thread] = now - LONG_CALL_S if known_long else now
+        cpu = time.thread_time() if known_long else None  # a system call: only for functions known to run long
         try:
             return call()
         finally:
@@ -154,6 +175,14 @@ class _LongCallWatch:
             ran_long = time.perf_counter() - now >= LONG_CALL_S
             if ran_long != known_long:
                 _remember(self._long, fn, ran_long)
+            if cpu is not None:
+                _remember(self._heavy, fn, time.thread_time() - cpu >= LONG_CALL_S)
+            elif not ran_long and self._heavy:
+                _remember(self._heavy, fn, False)
+
+    def is_heavy(self, fn: Callable[..., Any]) -> bool:
+        """Whether `fn`'s last measured call used `LONG_CALL_S` of CPU or more."""
+        return bool(self._heavy) and _in(self._heavy, fn)
 
     def _any_long(self, now: float) -> bool:
         return any(now - started >= LONG_CALL_S for started in list(self._started.values()))

@@ -205,6 +205,65 @@ async def test_a_function_whose_last_call_ran_long_lowers_the_interval_as_its_ne
     assert sys.getswitchinterval() == before
 
 
+class Overlap:
+    """How many calls of each tool run at the same moment, at most."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: dict[str, int] = {}
+        self.most: dict[str, int] = {}
+
+    def enter(self, name: str) -> None:
+        with self.lock:
+            self.running[name] = self.running.get(name, 0) + 1
+            self.most[name] = max(self.most.get(name, 0), self.running[name])
+
+    def leave(self, name: str) -> None:
+        with self.lock:
+            self.running[name] -= 1
+
+
+async def test_calls_of_a_cpu_heavy_function_run_at_most_heavy_limit_at_once_and_waiting_ones_are_not_held_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "LONG_CALL_S", 0.02)
+    overlap = Overlap()
+    app = MCPServer("threads")
+    app.executors.threads.heavy_limit = 1
+
+    @app.tool
+    def burn(seconds: float) -> str:
+        """Use `seconds` of this thread's CPU time."""
+        overlap.enter("burn")
+        try:
+            deadline = time.thread_time() + seconds
+            while time.thread_time() < deadline:
+                pass
+        finally:
+            overlap.leave("burn")
+        return "burnt"
+
+    @app.tool
+    def nap(seconds: float) -> str:
+        """Wait `seconds` (long, using no CPU)."""
+        overlap.enter("nap")
+        try:
+            time.sleep(seconds)
+        finally:
+            overlap.leave("nap")
+        return "rested"
+
+    async with connect(app) as client:
+        for name in ("burn", "nap"):  # the first call is seen to run long, the second to use CPU (or not)
+            for _ in range(2):
+                await client.call_tool(name, {"seconds": 0.05})
+        assert overlap.most == {"burn": 1, "nap": 1}
+        async with anyio.create_task_group() as tg:
+            for name in ("burn", "nap"):
+                for _ in range(3):
+                    tg.start_soon(client.call_tool, name, {"seconds": 0.05})
+    assert overlap.most == {"burn": 1, "nap": 3}  # waiting functions keep the pool's full width
+
+
 async def test_short_sync_calls_leave_the_switch_interval_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threads, "LONG_CALL_S", 1.0)  # a generous bound: each call here takes microseconds
     before = sys.getswitchinterval()
@@ -266,6 +325,8 @@ def test_the_default_bound_is_sized_to_the_machine() -> None:
     assert default_thread_limit() == min(32, machine_cpus() + 4)
     assert MCPServer("x").executors.threads.limit == default_thread_limit()
     assert MCPServer("x", max_sync_threads=3).executors.threads.limit == 3
+    assert MCPServer("x").executors.threads.heavy_limit == machine_cpus()
+    assert MCPServer("x", max_sync_threads=1).executors.threads.heavy_limit == 1  # never above the pool's bound
 
 
 @pytest.mark.parametrize("value", [0, -1, 2.5, "4", True])
