@@ -5,9 +5,10 @@ The public API is what this module exports; everything else is internal.
 
 try:
     from .audit import AuditRecord, ToolCallRecord
+    from .auth.principal import AccessToken
     from .content import AssistantMessage, Audio, Image, UserMessage
     from .context import Context
-    from .errors import MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
+    from .errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
     from .polling import poll_for_changes
     from .runner import add_run_arguments
     from .server import MCPServer
@@ -55,6 +56,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'mcp_kit' has no attribute {name!r}")
 
 __all__ = [
+    "AccessToken",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
@@ -69,6 +71,7 @@ __all__ = [
     "GetPromptResult",
     "Image",
     "ImageContent",
+    "InsufficientScopeError",
     "MCPError",
     "MCPServer",
     "PromptMessage",

@@ -235,7 +235,7 @@ class Application:
         """Call `hook(record)` after every tool call and every resource read, allowed or refused.
 
         An `AuditRecord` has the same fields for both: time, session, primitive ("tool" or
-        "resource"), tool or uri, arguments, outcome, error, duration.
+        "resource"), tool or uri, arguments, outcome, error, duration, and the OAuth subject.
         """
         self.tool_hooks.append(hook)
 
@@ -245,11 +245,13 @@ class Application:
         """Append one JSON line per tool call and per resource read to `path`."""
         self.add_audit_hook(JsonLinesAuditLog(path))
 
-    def record_tool_call(self, session_id: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> None:
-        self._audit(AuditRecord.of(session_id, tool, arguments, result, seconds))
+    def record_tool_call(self, session_id: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float,
+                         subject: str | None = None) -> None:
+        self._audit(AuditRecord.of(session_id, tool, arguments, result, seconds, subject))
 
-    def record_resource_read(self, session_id: str, uri: str, error: str | None, seconds: float) -> None:
-        self._audit(AuditRecord.of_read(session_id, uri, error, seconds))
+    def record_resource_read(self, session_id: str, uri: str, error: str | None, seconds: float,
+                             subject: str | None = None) -> None:
+        self._audit(AuditRecord.of_read(session_id, uri, error, seconds, subject))
 
     def _audit(self, record: AuditRecord) -> None:
         for hook in self.tool_hooks:
@@ -257,6 +259,46 @@ class Application:
                 hook(record)
             except Exception:
                 logger.exception("audit hook failed")
+
+    # ------------------------------------------------------------------ OAuth scopes
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
+        """The OAuth scopes the tool, resource or prompt a request names needs (() for every other request).
+
+        `tools/call`, `resources/read` and `resources/subscribe`, `prompts/get`, and `completion/complete`
+        (for the prompt or template whose arguments it completes).
+
+        The HTTP transport asks this before dispatching a request with an access token, so a caller
+        lacking them gets a 403 `insufficient_scope` challenge it can step up with.
+        """
+        if method == "tools/call":
+            name = params.get("name")
+            tool = self.tools.get(name) if isinstance(name, str) else None
+            return tool.scopes if tool is not None else ()
+        if method in ("resources/read", "resources/subscribe"):
+            uri = params.get("uri")
+            return self.resources.scopes_for(uri) if isinstance(uri, str) else ()
+        if method == "prompts/get":
+            name = params.get("name")
+            entry = self.prompts.get(name) if isinstance(name, str) else None
+            return entry.scopes if entry is not None else ()
+        if method == "completion/complete":  # completing a prompt's or template's arguments needs its scopes
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return ()
+            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+            if not isinstance(key, str):
+                return ()
+            found = (self.prompts.get(key) if ref.get("type") == "ref/prompt"
+                     else self.resources.templates.get(key) or self.resources.fixed.get(key))
+            return found.scopes if found is not None else ()
+        return ()
+
+    def declared_scopes(self) -> tuple[str, ...]:
+        """Every scope a registered tool, resource, template or prompt asks for, in registration order."""
+        entries = [*self.tools, *self.resources.fixed.values(), *self.resources.templates.values(),
+                   *self.prompts.values()]
+        return tuple(dict.fromkeys(scope for entry in entries for scope in entry.scopes))
 
     # ------------------------------------------------------------------ protocol facts
 

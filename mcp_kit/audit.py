@@ -2,7 +2,9 @@
 
 Every record has the same fields; `primitive` says what was used ("tool" or "resource"), `tool`
 names the tool (None for a read) and `uri` the resource read (None for a call). Reads are
-recorded whether they succeed or fail (a refused read is an `error` with the reason).
+recorded whether they succeed or fail (a refused read is an `error` with the reason). `subject`
+is who called, from the OAuth access token (its `sub`, or `client:<client_id>` for a token
+without one); None without OAuth. Records never hold the token itself.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ class AuditRecord:
     is_error: bool
     error: str | None
     duration_ms: float
+    subject: str | None = None  # the OAuth caller (token `sub`, or client:<client_id>); None without OAuth
 
     @classmethod
-    def of(cls, session: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float) -> AuditRecord:
+    def of(cls, session: str, tool: str, arguments: Any, result: dict[str, Any], seconds: float,
+           subject: str | None = None) -> AuditRecord:
         """A tool call and its result."""
         is_error = bool(result.get("isError"))
         error = None
@@ -52,10 +56,12 @@ class AuditRecord:
             is_error=is_error,
             error=error,
             duration_ms=round(seconds * 1000, 3),
+            subject=subject,
         )
 
     @classmethod
-    def of_read(cls, session: str, uri: str, error: str | None, seconds: float) -> AuditRecord:
+    def of_read(cls, session: str, uri: str, error: str | None, seconds: float,
+                subject: str | None = None) -> AuditRecord:
         """A resource read; `error` is why it failed (None when it succeeded)."""
         return cls(
             time=_now(),
@@ -68,6 +74,7 @@ class AuditRecord:
             is_error=error is not None,
             error=error[:MAX_ARGUMENT_CHARS] if error is not None else None,
             duration_ms=round(seconds * 1000, 3),
+            subject=subject,
         )
 
 

@@ -5,7 +5,7 @@ annotated with it. It is never part of a tool's schema. It holds what is particu
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
 protocol era to the request's scope (`scope.py`).
 
-Imports nothing from mcp_kit but `scope`, `errors` and `jsonrpc`: never the session.
+Imports nothing from mcp_kit but `scope` and `jsonrpc` (and, for typing only, `auth.principal`): never the session.
 """
 
 from __future__ import annotations
@@ -20,11 +20,18 @@ from .scope import LOG_LEVELS, RequestScope
 if TYPE_CHECKING:
     from mcp_types import CreateMessageResult, ElicitResult, Root
 
+    from .auth.principal import AccessToken
+
 
 class Context:
     """The handle a handler gets on its request and its client."""
 
     __slots__ = ("scope", "request_id", "meta", "progress_token", "principal")
+
+    principal: AccessToken | None
+    """Who sent the request: the caller's validated OAuth access token (subject, client_id, scopes,
+    claims, expires_at; never the token string), or None when the server does not use OAuth (stdio,
+    a static `--auth-token`, no authentication)."""
 
     def __init__(self, scope: RequestScope, request_id: RequestId | None, meta: dict[str, Any] | None,
                  principal: object | None = None) -> None:
@@ -32,7 +39,7 @@ class Context:
         self.request_id = request_id
         self.meta = meta or {}
         self.progress_token = self.meta.get("progressToken")
-        self.principal = principal  # who sent the request, as the transport authenticated them (None if it did not)
+        self.principal = principal  # type: ignore[assignment]  # the transport passes what the OAuth guard validated
 
     @property
     def session_id(self) -> str:

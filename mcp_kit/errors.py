@@ -3,7 +3,8 @@
     JSONRPCError (jsonrpc.py)      -> a JSON-RPC error response with its code
     └── MCPError                   -> the same, raised by mcp_kit and user code
         ├── ResourceNotFound       -> -32002 (handshake era) / -32602 (2026-07-28)
-        └── UpstreamUnavailable    -> -31001 with {"source", "retryable"[, "retryAfter"]}; in a tool, isError: true
+        ├── UpstreamUnavailable    -> -31001 with {"source", "retryable"[, "retryAfter"]}; in a tool, isError: true
+        └── InsufficientScopeError -> -31002 with {"error": "insufficient_scope", "scope", "missing"} (OAuth)
     ToolError                      -> a tool result with isError: true and exactly this message
 
 Codes: -32700 ... -32603 are JSON-RPC's; -32002 and -32020 ... -32022 the MCP specification's. The
@@ -22,6 +23,7 @@ HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 UPSTREAM_UNAVAILABLE = -31001  # mcp_kit's: a data source behind the server failed
+INSUFFICIENT_SCOPE = -31002  # mcp_kit's: the caller's OAuth token lacks a scope the primitive needs
 
 
 class MCPError(JSONRPCError):
@@ -57,6 +59,29 @@ class UpstreamUnavailable(MCPError):
         self.source = source
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class InsufficientScopeError(MCPError):
+    """The caller's OAuth access token does not grant a scope the tool, resource or prompt needs.
+
+    Over HTTP the transport answers such a request with 403 `insufficient_scope` before it runs;
+    this error (or, for a tool, an `isError` result with the same words) is what a request gets
+    where no HTTP challenge can be sent any more: inside a batch, over legacy SSE.
+    """
+
+    def __init__(self, what: str, needed: tuple[str, ...], missing: tuple[str, ...]) -> None:
+        super().__init__(INSUFFICIENT_SCOPE, scope_refusal(what, missing),
+                         {"error": "insufficient_scope", "scope": " ".join(needed), "missing": list(missing)})
+        self.needed = needed
+        self.missing = missing
+
+
+def scope_refusal(what: str, missing: tuple[str, ...]) -> str:
+    """Why `what` (e.g. "Tool 'write_file'") is refused, and how to get access."""
+    plural = "s" if len(missing) > 1 else ""
+    return (f"{what} needs the OAuth scope{plural} {' '.join(missing)}, which this access token does not grant. "
+            f"Authorize again asking for {' '.join(missing)} (HTTP clients get a 403 insufficient_scope challenge "
+            "naming it), then retry.")
 
 
 class ToolError(Exception):

@@ -7,6 +7,16 @@ touch: the handshake era's lifecycle and subscriptions in `session.py`, the stat
 `server/discover` and `subscriptions/listen` in `stateless.py`, which also turns the questions of
 `INPUT_ROUND_METHODS` into input-required rounds and adds cache hints to `CACHEABLE` results.
 
+OAuth scopes: a tool, resource or prompt may declare the scopes a caller needs. Over HTTP the
+transport refuses a request lacking them with a 403 `insufficient_scope` challenge before it is
+dispatched; the routes check again for every request that gets here with an access token
+(`ctx.principal`), e.g. inside a batch or over legacy SSE: a tool answers an `isError` result,
+a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing scopes. Resource
+scopes are checked in `resources.bind_resource`, so subscriptions (both eras) need them too; a
+completion for a prompt's or template's arguments needs that primitive's scopes. Lists
+show every primitive whatever the caller's scopes, so a client can see what a step-up would
+unlock. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
+
 Imports the application, the registries and the context; never the session or a transport.
 """
 
@@ -19,8 +29,9 @@ from typing import Any
 
 from .application import Application
 from .completions import CompletionRegistry
+from .content import error_result
 from .context import Context
-from .errors import invalid_params
+from .errors import InsufficientScopeError, invalid_params, scope_refusal
 from .jsonrpc import JSONRPCError
 from .prompts import render_prompt
 from .resources import read_resource
@@ -101,10 +112,17 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise invalid_params("'arguments' must be an object")
+    if tool.scopes and ctx.principal is not None:  # a caller without a needed scope: refused, as a result
+        missing = ctx.principal.missing(tool.scopes)
+        if missing:
+            result = error_result(scope_refusal(f"Tool '{name}'", missing))
+            if app.tool_hooks:
+                app.record_tool_call(ctx.session_id, name, arguments, result, 0.0, subject_of(ctx))
+            return shape_tool_result(result, ctx.protocol_version)
     if app.tool_hooks:
         started = time.perf_counter()
         result = await call_tool(tool, arguments, ctx)
-        app.record_tool_call(ctx.session_id, name, arguments, result, time.perf_counter() - started)
+        app.record_tool_call(ctx.session_id, name, arguments, result, time.perf_counter() - started, subject_of(ctx))
     else:
         result = await call_tool(tool, arguments, ctx)
     return shape_tool_result(result, ctx.protocol_version)
@@ -127,16 +145,34 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
     if not app.tool_hooks:
         return {"contents": await read_resource(app.resources, uri, ctx)}
     started = time.perf_counter()
+    subject = subject_of(ctx)
     try:
         contents = await read_resource(app.resources, uri, ctx)
-    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables
-        app.record_resource_read(ctx.session_id, uri, exc.message, time.perf_counter() - started)
+    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables, scopes
+        app.record_resource_read(ctx.session_id, uri, exc.message, time.perf_counter() - started, subject)
         raise
     except Exception as exc:
-        app.record_resource_read(ctx.session_id, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
+        app.record_resource_read(ctx.session_id, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started,
+                                 subject)
         raise
-    app.record_resource_read(ctx.session_id, uri, None, time.perf_counter() - started)
+    app.record_resource_read(ctx.session_id, uri, None, time.perf_counter() - started, subject)
     return {"contents": contents}
+
+
+def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
+    """InsufficientScopeError unless the caller's access token grants `scopes` (nothing to check without OAuth)."""
+    if scopes and ctx.principal is not None:
+        missing = ctx.principal.missing(scopes)
+        if missing:
+            raise InsufficientScopeError(what, scopes, missing)
+
+
+def subject_of(ctx: Context) -> str | None:
+    """Who called, for the audit trail: the token's subject, or client:<id> for a token without one."""
+    principal = ctx.principal
+    if principal is None:
+        return None
+    return principal.subject if principal.subject is not None else f"client:{principal.client_id}"
 
 
 async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) -> Any:
@@ -151,6 +187,7 @@ async def _get_prompt(app: Application, params: dict[str, Any], ctx: Context) ->
     if entry is None:
         known = ", ".join(app.prompts) or "(none)"
         raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
+    require_scopes(ctx, entry.scopes, f"Prompt {name!r}")
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise invalid_params(f"'arguments' must be an object of strings, not {json_type(arguments)}")
@@ -164,6 +201,9 @@ async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> A
     context = params.get("context")
     if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments") or {}, dict)):
         raise invalid_params("'context' must be an object {\"arguments\": {name: value}}")
+    if ctx.principal is not None:  # completing a prompt's or template's arguments needs what using it needs
+        require_scopes(ctx, app.required_scopes("completion/complete", params), f"Completing {ref.get('type')} "
+                       f"{ref.get('name') or ref.get('uri')!r}")
     completions: CompletionRegistry = app.completions
     return {"completion": await completions.complete(ref, argument, params.get("context"))}
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .auth.scopes import scope_list
 from .content import dump_model, is_protocol_model, prompt_message
 from .errors import invalid_params
 from .signature import Signature, describe_validation_error, inspect_function, parse_docstring
@@ -25,6 +26,7 @@ class PromptEntry:
     title: str | None = None
     description: str | None = None
     icons: list[dict[str, Any]] | None = None
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
 
     def definition(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -45,10 +47,12 @@ class PromptEntry:
 
 
 def make_prompt(fn: Callable[..., Any], context_type: type, *, name: str | None = None, title: str | None = None,
-                description: str | None = None, icons: list[dict[str, Any]] | None = None) -> PromptEntry:
+                description: str | None = None, icons: list[dict[str, Any]] | None = None,
+                scopes: str | list[str] | tuple[str, ...] | None = None) -> PromptEntry:
     docs = parse_docstring(fn)
     return PromptEntry(name=name or fn.__name__, fn=fn, signature=inspect_function(fn, context_type, docs),
-                       title=title, description=description or docs.description or None, icons=icons)
+                       title=title, description=description or docs.description or None, icons=icons,
+                       scopes=scope_list(scopes, f"prompt {name or fn.__name__!r}"))
 
 
 async def render_prompt(entry: PromptEntry, arguments: dict[str, Any] | None, context: Any) -> dict[str, Any]:

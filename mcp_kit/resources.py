@@ -19,8 +19,9 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ValidationError
 
+from .auth.scopes import scope_list
 from .content import dump_model, is_protocol_model, json_text, to_jsonable
-from .errors import ResourceNotFound, invalid_params
+from .errors import InsufficientScopeError, ResourceNotFound, invalid_params
 from .signature import Signature, describe_validation_error, inspect_variables, is_context_annotation
 from .threads import run_in_worker
 
@@ -65,6 +66,7 @@ class ResourceEntry:
     signature: Signature | None = None  # the URI variables' argument model (templates only)
     validator: Callable[..., Any] | None = None  # checks a URI without reading it (see `bind_resource`)
     validator_context_param: str | None = None
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant to read it (HTTP with OAuth only)
 
     def definition(self) -> dict[str, Any]:
         key = "uriTemplate" if self.pattern is not None else "uri"
@@ -79,8 +81,9 @@ class ResourceEntry:
 def make_resource(fn: Callable[..., Any], uri: str, context_type: type, **options: Any) -> ResourceEntry:
     """Build a resource entry; a URI with `{variables}` makes a template."""
     doc = inspect.getdoc(fn) or None
+    scopes = scope_list(options.pop("scopes", None), f"resource {uri!r}")
     entry = ResourceEntry(uri=uri, name=options.pop("name", None) or fn.__name__, fn=fn,
-                          description=options.pop("description", None) or doc, **options)
+                          description=options.pop("description", None) or doc, scopes=scopes, **options)
     hints = inspect.get_annotations(fn, eval_str=True)
     for param in inspect.signature(fn).parameters.values():
         if is_context_annotation(hints.get(param.name), context_type):
@@ -121,6 +124,11 @@ class ResourceRegistry:
                 return template, {k: unquote(v) for k, v in match.groupdict().items()}
         return None
 
+    def scopes_for(self, uri: str) -> tuple[str, ...]:
+        """The OAuth scopes reading `uri` needs: its resource's or template's (() when nothing serves it)."""
+        found = self.find(uri)
+        return found[0].scopes if found is not None else ()
+
     def resolve(self, uri: str) -> tuple[ResourceEntry, dict[str, Any]]:
         """The entry serving `uri` and its validated variables; ResourceNotFound or -32602 (invalid variables)."""
         found = self.find(uri)
@@ -154,10 +162,21 @@ async def bind_resource(registry: ResourceRegistry, uri: str, context: Any) -> t
     """The entry serving `uri` and its handler's arguments, checked as a read checks them.
 
     Raises what a read of `uri` would raise before reading: ResourceNotFound for a URI no
-    resource or template serves, -32602 for a variable its type refuses, and whatever the
-    entry's validator raises. Subscriptions call this without reading.
+    resource or template serves, InsufficientScopeError (-31002) when the caller's OAuth token
+    lacks a scope the entry declares (checked before its variables or validator run), -32602 for
+    a variable its type refuses, and whatever the entry's validator raises. Subscriptions call
+    this without reading.
     """
-    entry, kwargs = registry.resolve(uri)
+    found = registry.find(uri)
+    if found is None:
+        raise ResourceNotFound(uri)
+    entry, variables = found
+    if entry.scopes:
+        principal = getattr(context, "principal", None)
+        missing = principal.missing(entry.scopes) if principal is not None else ()
+        if missing:
+            raise InsufficientScopeError(f"Resource {uri!r}", entry.scopes, missing)
+    kwargs = validate_variables(entry, uri, variables)
     if entry.validator is not None:
         checks = dict(kwargs)
         if entry.validator_context_param:

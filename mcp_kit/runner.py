@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -170,9 +171,16 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
 
 def http_app(app: Application, options: HttpOptions) -> Any:
     """The HTTP app serving `app` (see `MCPServer.asgi`)."""
+    from .auth.config import AuthConfig
     from .transports.http import create_app
 
-    return create_app(lambda port: Session(app, port), app.running, options, param_headers=app.tools.param_headers)
+    auth = options.auth
+    if isinstance(auth, AuthConfig) and auth.scopes_supported is None and app.declared_scopes():
+        # the metadata names every scope a client may need: the server-wide ones and each primitive's
+        published = tuple(dict.fromkeys((*auth.required_scopes, *app.declared_scopes())))
+        options = dataclasses.replace(options, auth=dataclasses.replace(auth, scopes_supported=published))
+    return create_app(lambda port: Session(app, port), app.running, options, param_headers=app.tools.param_headers,
+                      required_scopes=app.required_scopes)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

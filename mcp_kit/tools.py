@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from .auth.scopes import scope_list
 from .content import dump_model, error_result, tool_result
 from .cursors import decode_index_cursor, encode_index_cursor
 from .errors import ToolError, UpstreamUnavailable, invalid_params
@@ -62,14 +63,14 @@ class CallPlan:
 class Tool:
     """A registered tool: its function and options; schema and argument model built when first needed."""
 
-    __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "runner", "_context_type",
+    __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "runner", "scopes", "_context_type",
                  "_description", "_input_schema", "_structured", "_output", "_schema", "_call", "_wire")
 
     def __init__(self, name: str, fn: Callable[..., Any], context_type: type, *, description: str | None = None,
                  title: str | None = None, annotations: dict[str, Any] | None = None,
                  input_schema: dict[str, Any] | None = None, structured_output: bool | None = None,
                  icons: list[dict[str, Any]] | None = None, meta: dict[str, Any] | None = None,
-                 runner: Runner | None = None) -> None:
+                 runner: Runner | None = None, scopes: tuple[str, ...] = ()) -> None:
         self.name = name
         self.fn = fn
         self.title = title
@@ -78,6 +79,7 @@ class Tool:
         self.meta = meta
         self.is_async = runner is None
         self.runner = runner
+        self.scopes = scopes  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
         self._context_type = context_type
         self._description = description
         self._input_schema = input_schema
@@ -204,16 +206,20 @@ def make_tool(
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
     runner: Runner | None = None,
+    scopes: str | list[str] | tuple[str, ...] | None = None,
 ) -> Tool:
     """The Tool for `fn`: options checked and kept; schema and model are built when first needed.
 
     `runner` runs a plain function (a worker thread or process pool); None for a coroutine function.
+    `scopes`: the OAuth scopes a caller needs (checked only when the request came with an OAuth access
+    token, see `mcp_kit.auth`).
     """
     if runner is None and not inspect.iscoroutinefunction(fn):
         raise TypeError(f"tool {name or fn.__name__!r}: a plain (def) function needs a runner (a worker thread or process pool)")
     hints = _annotations(annotations, title, read_only, destructive, idempotent, open_world)
     return Tool(name or fn.__name__, fn, context_type, description=description, title=title, annotations=hints,
-                input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, runner=runner)
+                input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, runner=runner,
+                scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"))
 
 
 def _annotations(

@@ -6,6 +6,8 @@ The reference servers import only these names; everything else in mcp_kit is int
 from __future__ import annotations
 
 import ast
+import dataclasses
+import typing
 from pathlib import Path
 
 import mcp_types
@@ -16,6 +18,7 @@ import mcp_kit
 ROOT = Path(__file__).resolve().parents[1]
 
 PUBLIC = [
+    "AccessToken",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
@@ -30,6 +33,7 @@ PUBLIC = [
     "GetPromptResult",
     "Image",
     "ImageContent",
+    "InsufficientScopeError",
     "MCPError",
     "MCPServer",
     "PromptMessage",
@@ -85,3 +89,14 @@ def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
         _ = mcp_kit.TextContnet  # type: ignore[attr-defined]
     with pytest.raises(ImportError):
         exec("from mcp_kit import NoSuchThing")
+
+
+def test_the_callers_identity_is_the_auth_packages_access_token() -> None:
+    from mcp_kit.auth import AccessToken
+
+    assert mcp_kit.AccessToken is AccessToken
+    fields = {f.name for f in dataclasses.fields(AccessToken)}
+    assert {"subject", "client_id", "scopes", "claims", "expires_at"} <= fields
+    assert "token" not in fields  # it never holds the token string
+    hints = typing.get_type_hints(mcp_kit.Context, localns={"AccessToken": AccessToken})
+    assert hints["principal"] == AccessToken | None

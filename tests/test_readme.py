@@ -23,6 +23,7 @@ CALLS = {
     "add": ({"a": 1, "b": 2}, "3.0"),
     "convert": ({"value": 212, "to": "celsius"}, '"value": 100.0'),
     "write_note": ({"name": "todo", "text": "x"}, "saved"),
+    "read_note": ({"name": "todo"}, "no note 'todo' yet"),
     "stock_level": ({"sku": "AB-1234"}, "7"),
 }
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -98,7 +98,8 @@ class Introspector:
                            client_id=client_id if isinstance(client_id, str) else None,
                            scopes=parse_scopes(answer.get("scope")), expires_at=expires_at,
                            issuer=self.config.issuer, audience=tuple(audience), source="introspection",
-                           claims=answer, fingerprint=fingerprint)
+                           claims=answer, fingerprint=fingerprint,
+                           implies=self.config.scope_implies)
 
     def _remember(self, fingerprint: str, principal: AccessToken, now: float) -> None:
         until = now + self.config.introspection_cache_ttl

@@ -89,7 +89,8 @@ class JwtValidator:
         return AccessToken(subject=subject if isinstance(subject, str) else None, client_id=client_id,
                            scopes=parse_scopes(claims.get("scope", claims.get("scp"))),
                            expires_at=expires_at, issuer=self.config.issuer, audience=tuple(audience),
-                           source="jwt", claims=claims, fingerprint=fingerprint)
+                           source="jwt", claims=claims, fingerprint=fingerprint,
+                           implies=self.config.scope_implies)
 
     def _accepts_audience(self, value: str) -> bool:
         return same_resource(value, self.config.resource) or value in self.config.audiences

@@ -8,8 +8,9 @@
   the token (`validator.py`) and the server-wide required scopes, and answers 401 (with
   `resource_metadata` and `scope`), 403 `insufficient_scope`, 400 `invalid_request` or 503 otherwise.
 - An authorized request continues with the caller's `AccessToken` in `scope["state"]["access_token"]`
-  (`request.state.access_token`; `principal.access_token_of(scope)`) and with its Authorization
-  header removed, so nothing behind the guard can see, log or forward the token.
+  (`request.state.access_token`; `principal.access_token_of(scope)`), the server's `StepUp` (for a
+  transport's 403 on a per-tool scope, `step_up.py`) in `scope["state"]["oauth_step_up"]`, and
+  with its Authorization header removed, so nothing behind the guard can see, log or forward the token.
 - Every other path (`/healthz`, ...) passes untouched. Tokens are never logged: rejections log a
   short SHA-256 fingerprint.
 
@@ -31,6 +32,8 @@ from .config import AuthConfig
 from .errors import AuthError, AuthServerUnavailable, InsufficientScope, InvalidRequest, InvalidToken
 from .metadata import metadata_document, metadata_paths, metadata_url
 from .principal import STATE_KEY, AccessToken
+from .step_up import STATE_KEY as STEP_UP_KEY
+from .step_up import StepUp
 from .validator import TokenValidator
 
 logger = logging.getLogger("mcp_kit.auth")
@@ -52,6 +55,7 @@ class OAuthGuard:
         self._metadata_paths = frozenset(metadata_paths(self.config))
         self._metadata_body = json.dumps(metadata_document(self.config)).encode()
         self.resource_metadata = metadata_url(self.config)
+        self.step_up = StepUp(self.resource_metadata, self.config.required_scopes)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.app, name)
@@ -77,6 +81,7 @@ class OAuthGuard:
             return
         state = dict(scope.get("state") or {})
         state[STATE_KEY] = principal
+        state[STEP_UP_KEY] = self.step_up
         inner = {**scope, "state": state, "headers": [(k, v) for k, v in scope["headers"] if k != b"authorization"]}
         await self.app(inner, receive, send)
 

@@ -1,8 +1,10 @@
 """`AccessToken`: what a validated access token says about the caller, and nothing it could be replayed with.
 
 The guard stores one per authorized request in the ASGI scope (`scope["state"]["access_token"]`,
-i.e. `request.state.access_token` in Starlette). It never holds the token string itself, so a
-handler cannot pass the caller's token on to another API (the MCP spec forbids token passthrough).
+i.e. `request.state.access_token` in Starlette); the HTTP transports hand it to the dispatcher
+with each request, and handlers see it as `ctx.principal` (`mcp_kit.AccessToken`). It never holds
+the token string itself, so a handler cannot pass the caller's token on to another API (the MCP
+spec forbids token passthrough). `session_owner` is the identity a handshake-era session is bound to.
 
 Imports nothing from mcp_kit but `auth.scopes`.
 """
@@ -32,13 +34,27 @@ class AccessToken:
     source: Literal["jwt", "introspection"]
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
     fingerprint: str = field(default="", repr=False)  # first bytes of the token's SHA-256, for log correlation
+    implies: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)  # AuthConfig.scope_implies
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "claims", MappingProxyType(dict(self.claims)))
 
     def missing(self, required: Iterable[str], implies: Mapping[str, Iterable[str]] | None = None) -> tuple[str, ...]:
-        """The scopes of `required` this token does not grant."""
-        return missing_scopes(self.scopes, required, implies)
+        """The scopes of `required` this token does not grant (a granted scope counts with what it implies)."""
+        return missing_scopes(self.scopes, required, self.implies if implies is None else implies)
+
+    def allows(self, *required: str) -> bool:
+        """Whether the token grants every scope of `required`, e.g. `ctx.principal.allows("files:write")`."""
+        return not self.missing(required)
+
+
+def session_owner(principal: object | None) -> tuple[str, str] | None:
+    """Who a session opened with `principal` belongs to: (issuer, subject), or (issuer, "client:<id>") for a
+    token without a subject (client credentials); None without an AccessToken (no OAuth)."""
+    if not isinstance(principal, AccessToken):
+        return None
+    who = principal.subject if principal.subject is not None else f"client:{principal.client_id}"
+    return (principal.issuer, who)
 
 
 def access_token_of(scope: Mapping[str, Any]) -> AccessToken | None:

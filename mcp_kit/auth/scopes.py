@@ -9,8 +9,11 @@ Imports nothing from mcp_kit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+_SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 section 3.3
 
 
 def parse_scopes(value: Any) -> frozenset[str]:
@@ -41,3 +44,18 @@ def missing_scopes(granted: Iterable[str], required: Iterable[str],
     """The required scopes that `granted` (with what it implies) does not cover, in the order required."""
     have = expand(granted, implies)
     return tuple(scope for scope in dict.fromkeys(required) if scope not in have)
+
+
+def scope_list(value: str | Iterable[str] | None, where: str) -> tuple[str, ...]:
+    """The scopes a primitive declares (`scopes=["files:write"]`; a single string is one scope), checked.
+
+    ValueError, naming `where`, for a scope that is not an RFC 6749 scope token (empty, spaces, quotes).
+    """
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    for item in items:
+        if not isinstance(item, str) or not _SCOPE_TOKEN.match(item):
+            raise ValueError(f"{where}: {item!r} is not an OAuth scope (a non-empty string without spaces, quotes "
+                             "or backslashes, e.g. 'files:write')")
+    return tuple(dict.fromkeys(items))

@@ -34,12 +34,13 @@ ConnectionFactory = Callable[[Dispatcher], Connection]  # builds a session over 
 
 @dataclass(slots=True, eq=False)  # hashed by identity: kept in sets
 class Served:
-    """A connection, the dispatcher serving it, its writer, and when a client last touched it."""
+    """A connection, the dispatcher serving it, its writer, when a client last touched it, and whose it is."""
 
     connection: Connection
     dispatcher: Dispatcher
     writer: Any
     last_active: float = field(default_factory=time.monotonic)
+    owner: Any = None  # the OAuth identity that opened it (auth.principal.session_owner); None without OAuth
 
     @property
     def session_id(self) -> str:

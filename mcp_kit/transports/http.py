@@ -37,6 +37,7 @@ from .http_common import VERSION_HEADER, accepts, read_message
 from .http_legacy import LegacySSE
 from .http_options import HttpOptions
 from .http_responses import error_response
+from .http_scopes import RequiredScopes
 from .http_security import BodyTimeout, BodyTooLarge, SecurityMiddleware, SecurityPolicy
 from .http_sessions import SessionTable
 from .http_stateless import ParamHeaders, StatelessHTTP
@@ -48,9 +49,10 @@ logger = logging.getLogger("mcp_kit.http")
 class McpEndpoint:
     """`/mcp`: picks the shape of each exchange (stateless 2026-07-28 or a handshake-era session) and serves it."""
 
-    def __init__(self, table: SessionTable, options: HttpOptions, param_headers: ParamHeaders | None) -> None:
-        self.streamable = StreamableHTTP(table, options)
-        self.stateless = StatelessHTTP(table, param_headers)
+    def __init__(self, table: SessionTable, options: HttpOptions, param_headers: ParamHeaders | None,
+                 required_scopes: RequiredScopes | None = None) -> None:
+        self.streamable = StreamableHTTP(table, options, required_scopes)
+        self.stateless = StatelessHTTP(table, param_headers, required_scopes)
 
     async def __call__(self, request: HTTPRequest) -> HTTPResponse:
         started = time.perf_counter()
@@ -150,15 +152,18 @@ def create_app(
     options: HttpOptions | None = None,
     *,
     param_headers: ParamHeaders | None = None,
+    required_scopes: RequiredScopes | None = None,
 ) -> Any:
     """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard (and OAuth when `options.auth`).
 
     `factory` builds a connection (an MCP session) over its outbound port; `lifespan` is the
-    application's; `param_headers` names the tool arguments mirrored in `Mcp-Param-*` headers.
+    application's; `param_headers` names the tool arguments mirrored in `Mcp-Param-*` headers;
+    `required_scopes` the OAuth scopes of the tool, resource or prompt a request names (checked
+    before dispatch when the caller came through the OAuth guard, `http_scopes.py`).
     """
     options = options or HttpOptions()
     table = SessionTable(factory, options)
-    endpoint = McpEndpoint(table, options, param_headers)
+    endpoint = McpEndpoint(table, options, param_headers, required_scopes)
     legacy = LegacySSE(table)
 
     @contextlib.asynccontextmanager

@@ -2,7 +2,9 @@
 
 GET `/sse` opens a session: its first event, `endpoint`, names the URL to POST messages to
 (`/messages/?session_id=...`); every message from the server arrives on that one stream as an
-event `message`. POSTs answer 202 (400 for a malformed body, 404 for an unknown session).
+event `message`. POSTs answer 202 (400 for a malformed body, 404 for an unknown session or one another OAuth
+caller opened). A tool, resource or prompt the caller lacks scopes for is refused in the answer
+on the stream (`methods.py`): the 202 has already told the client its post arrived.
 Closing the stream ends the session.
 
 Must not import: session, server, or anything MCP.
@@ -17,10 +19,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
+from ..auth.principal import session_owner
 from ..jsonrpc import INVALID_REQUEST, Message, RequestId, encode_message
 from .event_streams import EventStream
 from .http_common import read_message
 from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy
+from .http_scopes import caller, owns
 from .http_sessions import SessionTable
 
 logger = logging.getLogger("mcp_kit.http")
@@ -51,6 +55,7 @@ class LegacySSE:
             return too_busy()
         writer = LegacyWriter()
         served = self.table.open(writer)
+        served.owner = session_owner(caller(request))
         session_id = served.session_id
         self.table.legacy[session_id] = served
         endpoint = f"{request.scope.get('root_path', '')}/messages/?session_id={session_id}"
@@ -73,10 +78,10 @@ class LegacySSE:
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
         served = self.table.legacy.get(session_id)
-        if served is None:
+        if served is None or not owns(served, request):  # another caller's session is not theirs to find
             return error_response(404, INVALID_REQUEST, "Session not found: open GET /sse again")
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
-        await served.dispatcher.feed(decoded)
+        await served.dispatcher.feed(decoded, principal=caller(request))
         return HTTPResponse("Accepted", status_code=202)

@@ -45,6 +45,7 @@ from ..versions import PROTOCOL_VERSION_KEY, STATELESS_VERSIONS, is_stateless
 from .event_streams import EventStream
 from .http_common import VERSION_HEADER, is_json
 from .http_responses import Finally, followed_stream, too_busy
+from .http_scopes import RequiredScopes, caller, scope_refusal
 from .http_sessions import SessionTable
 from .http_writer import StreamableWriter
 
@@ -115,9 +116,11 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
 class StatelessHTTP:
     """POST on `/mcp` in the 2026-07-28 shape: one request, one short-lived connection."""
 
-    def __init__(self, table: SessionTable, param_headers: ParamHeaders | None) -> None:
+    def __init__(self, table: SessionTable, param_headers: ParamHeaders | None,
+                 required_scopes: RequiredScopes | None = None) -> None:
         self.table = table
         self.param_headers = param_headers
+        self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
 
     async def serve(self, request: HTTPRequest, decoded: Decoded | None = None) -> HTTPResponse:
         """Serve one stateless-era HTTP request; `decoded` is its body when the endpoint already decoded it."""
@@ -141,9 +144,14 @@ class StatelessHTTP:
         if header_version is not None and not is_stateless(header_version):
             return _rpc_error(message.id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version {header_version!r}",
                               {"supported": list(STATELESS_VERSIONS), "requested": header_version})
-        return await self._run(request, message)
+        principal = caller(request)
+        if principal is not None:
+            refused = scope_refusal(request, principal, message, self.required_scopes)
+            if refused is not None:
+                return refused
+        return await self._run(request, message, principal)
 
-    async def _run(self, http_request: HTTPRequest, message: Request) -> Any:
+    async def _run(self, http_request: HTTPRequest, message: Request, principal: object | None = None) -> Any:
         table = self.table
         if table.full():
             return too_busy()
@@ -163,7 +171,7 @@ class StatelessHTTP:
             served.dispatcher.close()
 
         try:
-            await served.dispatcher.feed(message)
+            await served.dispatcher.feed(message, principal=principal)
             if not await _first_event(stream, http_request):
                 finish()  # the client left before anything was ready: nobody can receive the answer
                 return HTTPResponse(status_code=204)

@@ -17,12 +17,14 @@ import anyio.lowlevel
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
+from ..auth.principal import session_owner
 from ..jsonrpc import INVALID_REQUEST, Batch, Decoded, ErrorResponse, Request, encode_message
 from .connection import Served
 from .event_streams import EventStream
 from .http_common import SESSION_HEADER, accepts
 from .http_options import HttpOptions
 from .http_responses import EventStreamResponse, JSONBytesResponse, error_response, followed_stream, too_busy
+from .http_scopes import RequiredScopes, caller, owns, scope_refusal
 from .http_sessions import SessionTable
 from .http_writer import STANDALONE
 
@@ -30,16 +32,17 @@ from .http_writer import STANDALONE
 class StreamableHTTP:
     """POST, GET and DELETE on `/mcp` for handshake-era sessions."""
 
-    def __init__(self, table: SessionTable, options: HttpOptions) -> None:
+    def __init__(self, table: SessionTable, options: HttpOptions, required_scopes: RequiredScopes | None = None) -> None:
         self.table = table
         self.options = options
+        self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
 
     def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
         served = self.table.touch(session_id)
-        if served is None:
+        if served is None or (served.owner is not None and not owns(served, request)):  # not another caller's
             return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
         return served
 
@@ -48,6 +51,7 @@ class StreamableHTTP:
         items = decoded.items if isinstance(decoded, Batch) else [decoded]
         requests = [item for item in items if isinstance(item, Request)]
         request.state.rpc_method = ",".join(r.method for r in requests) or "-"
+        principal = caller(request)
         headers: dict[str, str] = {}
         if any(r.method == "initialize" for r in requests):
             if len(items) > 1:
@@ -55,6 +59,7 @@ class StreamableHTTP:
             if self.table.full():
                 return too_busy()
             served = self.table.open_streamable()
+            served.owner = session_owner(principal)
             headers["Mcp-Session-Id"] = served.session_id
         else:
             found = self._session(request)
@@ -63,9 +68,13 @@ class StreamableHTTP:
             served = found
             if isinstance(decoded, Batch) and not served.connection.accepts_batches():
                 return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+        if principal is not None and isinstance(decoded, Request):  # a lone request can still get a 403 challenge
+            refused = scope_refusal(request, principal, decoded, self.required_scopes)
+            if refused is not None:
+                return refused
         dispatcher, writer = served.dispatcher, served.writer
         if not requests:
-            await dispatcher.feed(decoded)
+            await dispatcher.feed(decoded, principal=principal)
             return HTTPResponse(status_code=202)
         stream = writer.streams.open()
         duplicates = writer.bind(requests, stream)
@@ -80,9 +89,9 @@ class StreamableHTTP:
                 stream.finish()
             remaining = [item for item in items if not any(item is d for d in duplicates)]
             if isinstance(decoded, Batch) and remaining:
-                await dispatcher.feed(Batch(remaining))
+                await dispatcher.feed(Batch(remaining), principal=principal)
         else:
-            await dispatcher.feed(decoded)
+            await dispatcher.feed(decoded, principal=principal)
         if json_reply:
             return await self._json_reply(stream, headers)
         return self._sse_reply(stream, headers, start=0)

@@ -1,12 +1,18 @@
-"""Command line: `python -m servers.filesystem [--root] DIR ... [--read-only] [--confirm-writes] ...`."""
+"""Command line: `python -m servers.filesystem [--root] DIR ... [--read-only] [--confirm-writes] ...`.
+
+Over HTTP with OAuth (`--oauth-issuer`, `--oauth-resource`) every request needs the scope
+`files:read` unless `--oauth-scopes` (or MCP_OAUTH_SCOPES) says otherwise; the tools that change
+files need `files:write` as well (the reading tools and the file resource declare `files:read`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from mcp_kit import add_run_arguments
 
-from .config import DEFAULT_MAX_ENTRIES, DEFAULT_MAX_READ_BYTES
+from .config import DEFAULT_MAX_ENTRIES, DEFAULT_MAX_READ_BYTES, READ_SCOPE, WRITE_SCOPE
 from .server import build_server
 
 
@@ -28,6 +34,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     parser.add_argument("--max-entries", type=int, default=DEFAULT_MAX_ENTRIES,
                         help=f"most entries in a listing, tree or search (default {DEFAULT_MAX_ENTRIES})")
     add_run_arguments(parser)
+    if not os.environ.get("MCP_OAUTH_SCOPES"):  # with OAuth, reading is the least every caller needs
+        parser.set_defaults(oauth_scopes=[READ_SCOPE])
+    parser.epilog = (f"With OAuth (--oauth-issuer, --oauth-resource), every request needs the scope {READ_SCOPE} "
+                     f"(default of --oauth-scopes here); the tools that change files need {WRITE_SCOPE} as well.")
     args = parser.parse_args(argv)
     roots = [*args.dirs, *args.root]
     if not roots:

@@ -24,6 +24,8 @@ from .uris import path_from_file_uri
 
 T = TypeVar("T")
 
+READ_SCOPE = "files:read"  # OAuth scope of the tools and the resource that only read (HTTP with --oauth-* only)
+WRITE_SCOPE = "files:write"  # OAuth scope of the tools that change files
 DEFAULT_MAX_READ_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_ENTRIES = 1000
 MAX_EDIT_BYTES = 32 * 1024 * 1024

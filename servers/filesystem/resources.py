@@ -24,7 +24,7 @@ from anyio.abc import TaskStatus
 from mcp_kit import BlobResourceContents, Context, MCPServer, ResourceNotFound, TextResourceContents
 
 from . import operations as ops
-from .config import Settings
+from .config import READ_SCOPE, Settings
 from .errors import FilesystemError
 from .formatting import listing_text
 from .names import display_name, display_path, parse_path
@@ -54,7 +54,8 @@ def _refused(uri: str, exc: Exception) -> ResourceNotFound:
 def register_resources(app: MCPServer, settings: Settings, watch: DirectoryWatch) -> None:
     """Register the file template, its validator, the roots lister and the watcher."""
 
-    @app.resource(FILE_TEMPLATE, name="file", title="File or directory in an allowed directory")
+    @app.resource(FILE_TEMPLATE, name="file", title="File or directory in an allowed directory",
+                  scopes=[READ_SCOPE])
     async def read_file_resource(path: str, ctx: Context) -> TextResourceContents | BlobResourceContents:
         """A file (text or base64 blob by content) or a directory listing inside the allowed directories.
 

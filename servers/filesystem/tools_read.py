@@ -11,7 +11,7 @@ from pydantic import Field
 from mcp_kit import Audio, BlobResourceContents, Context, Image, MCPServer, ToolError
 
 from . import operations as ops
-from .config import Settings, guarded, run_io, run_walk
+from .config import READ_SCOPE, Settings, guarded, run_io, run_walk
 from .formatting import listing_text, sized_listing_text
 from .models import AllowedDirectories, DirectoryTree, Excludes, FileInfo, PathArg, SearchResult
 from .names import display_path
@@ -37,11 +37,12 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         read = await run_io(ops.read_text, sp, settings.max_read_bytes, head, tail)
         return read.with_note()
 
-    app.add_tool(read_text_file, title="Read text file", read_only=True, open_world=False)
+    app.add_tool(read_text_file, title="Read text file", read_only=True, open_world=False, scopes=[READ_SCOPE])
     app.add_tool(read_text_file, name="read_file", title="Read file (deprecated)", read_only=True, open_world=False,
+                 scopes=[READ_SCOPE],
                  description="Deprecated alias of read_text_file: read a UTF-8 text file, whole or its first/last lines.")
 
-    @app.tool(title="Read media file", structured_output=False, read_only=True, open_world=False)
+    @app.tool(title="Read media file", structured_output=False, read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def read_media_file(path: PathArg, ctx: Context) -> Image | Audio | BlobResourceContents:
         """Read a file as base64 with its MIME type: images and audio as such, anything else as an embedded blob."""
         sp = await settings.resolve(ctx, path)
@@ -53,7 +54,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
             return Audio(data=data, mime_type=mime)
         return BlobResourceContents(uri=file_uri(sp.path), mime_type=mime, blob=base64.b64encode(data).decode())
 
-    @app.tool(title="Read multiple files", read_only=True, open_world=False)
+    @app.tool(title="Read multiple files", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def read_multiple_files(
         paths: Annotated[list[str], Field(min_length=1, description="Paths of the files to read")],
         ctx: Context,
@@ -62,7 +63,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         sandbox = await settings.sandbox_for(ctx)
         return await run_io(_read_many, sandbox, paths, settings.max_read_bytes)
 
-    @app.tool(title="List directory", read_only=True, open_world=False)
+    @app.tool(title="List directory", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def list_directory(path: PathArg, ctx: Context) -> str:
         """List a directory's entries, one a line, marked [DIR], [FILE] or [LINK].
 
@@ -72,7 +73,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         sp = await settings.resolve(ctx, path)
         return listing_text(await run_walk(ops.list_directory, sp, settings.max_entries))
 
-    @app.tool(title="List directory with sizes", read_only=True, open_world=False)
+    @app.tool(title="List directory with sizes", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def list_directory_with_sizes(
         path: PathArg,
         ctx: Context,
@@ -82,7 +83,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         sp = await settings.resolve(ctx, path)
         return sized_listing_text(await run_walk(ops.list_directory, sp, settings.max_entries), sortBy)
 
-    @app.tool(title="Directory tree", read_only=True, open_world=False)
+    @app.tool(title="Directory tree", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def directory_tree(path: PathArg, ctx: Context, excludePatterns: Excludes = []) -> DirectoryTree:  # noqa: B006
         """The recursive tree of a directory: each entry has name, type (file/directory) and, for directories, children.
 
@@ -94,7 +95,7 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         walk = await run_walk(ops.directory_tree, sp, excludePatterns, settings.max_entries)
         return DirectoryTree(path=sp.display, tree=walk.entries, truncated=walk.incomplete, note=walk.note())
 
-    @app.tool(title="Search files", read_only=True, open_world=False)
+    @app.tool(title="Search files", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def search_files(
         path: PathArg,
         pattern: Annotated[str, Field(description="Glob: *.py matches names at any depth, src/**/*.ts matches relative paths")],
@@ -110,13 +111,13 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         walk = await run_walk(ops.search, sp, pattern, excludePatterns, settings.max_entries)
         return SearchResult(matches=list(walk.entries), truncated=walk.incomplete, note=walk.note())
 
-    @app.tool(title="Get file info", read_only=True, open_world=False)
+    @app.tool(title="Get file info", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def get_file_info(path: PathArg, ctx: Context) -> FileInfo:
         """Size, times, type and permissions of a file or directory, without reading it."""
         sp = await settings.resolve(ctx, path)
         return FileInfo.model_validate(await run_io(ops.file_info, sp))
 
-    @app.tool(title="List allowed directories", read_only=True, open_world=False)
+    @app.tool(title="List allowed directories", read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def list_allowed_directories(ctx: Context) -> AllowedDirectories:
         """The directories this server may access (subdirectories included)."""
         sandbox = await settings.sandbox_for(ctx)

@@ -9,7 +9,7 @@ from pydantic import Field
 from mcp_kit import Context, MCPServer
 
 from . import operations as ops
-from .config import MAX_EDIT_BYTES, Settings, run_io
+from .config import MAX_EDIT_BYTES, WRITE_SCOPE, Settings, run_io
 from .confirm import confirm_change
 from .errors import FilesystemError
 from .models import EditOperation, PathArg
@@ -19,7 +19,8 @@ from .sandbox import SandboxedPath
 def register_write_tools(app: MCPServer, settings: Settings) -> None:
     """Register the tools that modify the file system."""
 
-    @app.tool(title="Write file", read_only=False, destructive=True, idempotent=True, open_world=False)
+    @app.tool(title="Write file", read_only=False, destructive=True, idempotent=True,
+              open_world=False, scopes=[WRITE_SCOPE])
     async def write_file(path: PathArg, content: Annotated[str, Field(description="The complete new text")], ctx: Context) -> str:
         """Create a file or replace its whole content (atomically: readers never see a half-written file)."""
         sp = await settings.resolve(ctx, path)
@@ -30,7 +31,8 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
         await run_io(ops.atomic_write, sp, content.encode("utf-8"))
         return f"Successfully wrote to {path}"
 
-    @app.tool(title="Edit file", read_only=False, destructive=True, idempotent=False, open_world=False)
+    @app.tool(title="Edit file", read_only=False, destructive=True, idempotent=False,
+              open_world=False, scopes=[WRITE_SCOPE])
     async def edit_file(
         path: PathArg,
         edits: Annotated[list[EditOperation], Field(min_length=1, description="Replacements, applied in order")],
@@ -52,14 +54,16 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
         await run_io(_commit, sp, plan)
         return diff
 
-    @app.tool(title="Create directory", read_only=False, destructive=False, idempotent=True, open_world=False)
+    @app.tool(title="Create directory", read_only=False, destructive=False, idempotent=True,
+              open_world=False, scopes=[WRITE_SCOPE])
     async def create_directory(path: PathArg, ctx: Context) -> str:
         """Create a directory, with any missing parents; succeeds if it already exists."""
         sp = await settings.resolve(ctx, path)
         created = await run_io(ops.create_directory, sp)
         return f"Successfully created directory {path}" if created else f"Directory {path} already exists"
 
-    @app.tool(title="Move file", read_only=False, destructive=True, idempotent=False, open_world=False)
+    @app.tool(title="Move file", read_only=False, destructive=True, idempotent=False,
+              open_world=False, scopes=[WRITE_SCOPE])
     async def move_file(
         source: Annotated[str, Field(description="The file or directory to move")],
         destination: Annotated[str, Field(description="Its new path; must not exist yet")],
