@@ -25,6 +25,7 @@ from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
 from .completions import CompletionRegistry
 from .context import Context
 from .errors import MCPError
+from .executors import Executors, RunIn
 from .prompts import PromptEntry, make_prompt
 from .resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .skills import EXTENSION_ID as SKILLS_EXTENSION
@@ -32,6 +33,7 @@ from .skills import Skill, SkillCatalog
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 from .tasks import InMemoryTaskStore, TaskSettings, TaskStore
 from .tasks.runner import TaskRunner
+from .threads import DEFAULT_SWITCH_INTERVAL
 from .tools import ToolRegistry, make_tool
 from .versions import is_stateless, shape_capabilities, shape_server_info
 
@@ -70,7 +72,15 @@ class Application:
         task_store: TaskStore | None = None,
         task_settings: TaskSettings | None = None,
         max_running_tasks: int = 100,
+        max_sync_threads: int | None = None,
+        max_tool_processes: int | None = None,
+        switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
     ) -> None:
+        """`max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
+        min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
+        CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
+        5 ms or more (None: leave it alone).
+        See `threads.py` and `processes.py`."""
         self.name = name
         self.version = version
         self.title = title
@@ -82,6 +92,7 @@ class Application:
         self.cache_scope = cache_scope
         self.listeners: set[ListChangeListener] = set()  # 2026-07-28 subscriptions/listen streams
         self.tools = ToolRegistry()
+        self.executors = Executors(max_sync_threads, max_tool_processes, switch_interval)
         self.resources = ResourceRegistry()
         self.prompts: dict[str, PromptEntry] = {}
         self.completions = CompletionRegistry()
@@ -107,7 +118,11 @@ class Application:
     def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
 
     def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-        """Register a function as a tool: `@app.tool` or `@app.tool(name=..., read_only=True, ...)`."""
+        """Register a function as a tool: `@app.tool` or `@app.tool(name=..., read_only=True, ...)`.
+
+        A plain (def) function runs on a worker thread; `run_in="process"` runs it in the server's process
+        pool instead (CPU-heavy work: a top-level, picklable function taking picklable arguments).
+        """
         if fn is not None:
             self.add_tool(fn)
             return fn
@@ -118,9 +133,10 @@ class Application:
 
         return decorate
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+    def add_tool(self, fn: Callable[..., Any], *, run_in: RunIn | None = None, **options: Any) -> None:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
-        self.tools.add(make_tool(fn, Context, **options))
+        runner = self.executors.runner_for(fn, run_in, options.get("name") or fn.__name__, Context)
+        self.tools.add(make_tool(fn, Context, runner=runner, **options))
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
@@ -423,6 +439,7 @@ class Application:
         finally:
             self._running = 0
             self._loop = None
+            self.executors.shutdown()
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> None:

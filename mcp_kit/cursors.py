@@ -46,3 +46,25 @@ def invalid_cursor(cursor: Any) -> MCPError:
     shown = cursor if not isinstance(cursor, str) or len(cursor) <= 80 else cursor[:80] + "..."
     return invalid_params(f"Invalid cursor {shown!r}: pass back the nextCursor of a previous page unchanged, "
                           "or leave it out to start from the first page")
+
+
+# Index cursors: `base64url(str(index))` of the position where the next page starts. The tool registry's
+# pages use them (the format every listing had before position cursors; clients keep passing them back).
+
+
+def encode_index_cursor(index: int) -> str:
+    """The cursor of the page that starts at `index`."""
+    return base64.urlsafe_b64encode(str(index).encode()).decode()
+
+
+def decode_index_cursor(cursor: Any, length: int) -> int:
+    """Where the page of `cursor` starts in a listing of `length` items (None: 0); -32602 for anything else."""
+    if cursor is None:
+        return 0
+    try:
+        start = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
+    except (ValueError, UnicodeDecodeError):
+        raise invalid_params(f"Invalid cursor {cursor!r}: pass back a nextCursor from a previous page") from None
+    if start < 0 or start > length:
+        raise invalid_params(f"Invalid cursor {cursor!r}: it points outside the list")
+    return start

@@ -101,8 +101,7 @@ def _page(key: str, items: list[Any], params: dict[str, Any], page_size: int) ->
 
 
 async def _list_tools(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    version = ctx.protocol_version
-    return _page("tools", [t.wire(version) for t in app.tools], params, app.page_size)
+    return app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size)
 
 
 async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -47,9 +48,17 @@ def native_modules(pid: int) -> dict[str, bool]:
     return {name: marker in maps for name, marker in NATIVE_MARKERS.items()}
 
 
-def check_native(pid: int, expected: dict[str, bool]) -> dict[str, bool]:
-    """The native modules `pid` loaded; raises RuntimeError when they are not the `expected` ones."""
+def check_native(pid: int, expected: dict[str, bool], wait_s: float = 5.0) -> dict[str, bool]:
+    """The native modules `pid` loaded; raises RuntimeError when they are not the `expected` ones.
+
+    A module expected but not mapped yet is waited for, up to `wait_s`: a server may accept
+    connections before it has loaded its HTTP parser (mcp_kit binds and listens, then starts uvicorn).
+    """
+    deadline = time.monotonic() + wait_s
     loaded = native_modules(pid)
+    while any(want and not loaded.get(name) for name, want in expected.items()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # /proc has no change notification: poll, bounded
+        loaded = native_modules(pid)
     wrong = [name for name, want in expected.items() if loaded.get(name) != want]
     if wrong:
         detail = ", ".join(f"{name} {'loaded' if loaded.get(name) else 'not loaded'}" for name in wrong)

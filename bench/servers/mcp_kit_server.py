@@ -56,8 +56,9 @@ def build_app() -> MCPServer:
 
     for index in range(_workload.extra_tool_count()):
         app.tool(_workload.generated_tool(index))
-    if _workload.feature("busy"):
-        app.tool(description=_workload.BUSY_DESCRIPTION)(_workload.busy)
+    if _workload.feature("busy"):  # BENCH_BUSY_RUN_IN=process: mcp_kit's process pool instead of a worker thread
+        run_in = os.environ.get("BENCH_BUSY_RUN_IN") or None
+        app.tool(description=_workload.BUSY_DESCRIPTION, run_in=run_in)(_workload.busy)
     if _workload.feature("fanout"):
 
         @app.resource(_workload.COUNTER_URI, name="counter", mime_type="text/plain")
