@@ -6,8 +6,10 @@ tools, page by page in every protocol version (cursors included), and calls each
 arguments that can never validate (every property given an object, plus an unknown argument), so
 the answers are the validation messages a model reads and no tool ever runs.
 
-`tests/fixtures/tool_listings.json` holds what `collect()` returned on main before tool schemas were
-built lazily (issue 19); `test_tool_listings_golden` checks that nothing a client sees has changed.
+`tests/fixtures/tool_listings.json` holds what `collect()` returned with tool schemas built eagerly, at
+registration, as before issue 19 (regenerated once from that code when the tasks extension added its
+fields and tools: byte for byte what the lazy code gives); `test_tool_listings_golden` checks that
+nothing a client sees has changed.
 Regenerate it only for an intended change of a schema or a message:
 
     .venv/bin/python -m tests.tool_listings > tests/fixtures/tool_listings.json
@@ -25,7 +27,7 @@ from typing import Any
 
 import anyio
 
-from mcp_kit import MCPServer
+from mcp_kit import MCPError, MCPServer
 from mcp_kit.testing import Client, connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,6 +101,15 @@ def _never_valid(tool: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
+async def _refusal(client: Client, name: str, arguments: dict[str, Any]) -> Any:
+    """The answer to a call that can never validate: a tool result, or the protocol error (a task-only tool
+    called plainly is refused before its arguments are looked at)."""
+    try:
+        return await client.request("tools/call", {"name": name, "arguments": arguments})
+    except MCPError as exc:
+        return {"error": {"code": exc.code, "message": exc.message}}
+
+
 async def _one_app(app: MCPServer) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for version in HANDSHAKE_VERSIONS:
@@ -111,7 +122,7 @@ async def _one_app(app: MCPServer) -> dict[str, Any]:
         for page in out[HANDSHAKE_VERSIONS[-1]]:
             for tool in page["tools"]:
                 refusals[tool["name"]] = [
-                    await client.request("tools/call", {"name": tool["name"], "arguments": arguments})
+                    await _refusal(client, tool["name"], arguments)
                     for arguments in ({NOT_AN_ARGUMENT: 1}, _never_valid(tool))
                 ]
     out["refusals"] = refusals
