@@ -6,13 +6,22 @@ answered, or released (cancelled): a cancelled request's stream ends with a -328
 `answer_cancelled` (the handshake era, whose streams end only with an answer, also on replay),
 silently otherwise (2026-07-28). Messages that belong to no open request go to the standalone stream.
 
+With a shared backend the writer copies each resumable stream's events into the backend's event
+log (`mirror`), and keeps standalone messages only once a GET stream was opened on this process
+(`holds_standalone`): the process holding a session's GET stream delivers its notifications;
+copies of the session on other processes drop theirs.
+
 Must not import: session, server, or anything MCP.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from ..jsonrpc import ErrorResponse, Message, Request, RequestId, Response, encode_message
-from .event_streams import EventStream, SessionStreams
+from .event_streams import EventStream, SessionStreams, StoreBudget
+
+Mirror = Callable[[str, list[tuple[int, bytes]], bool], Awaitable[None]]
 
 STANDALONE = "standalone"
 REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
@@ -21,9 +30,11 @@ REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's R
 class StreamableWriter:
     """A session's MessageWriter: routes messages to per-request streams (see the module docstring)."""
 
-    def __init__(self, answer_cancelled: bool = True) -> None:
-        self.streams = SessionStreams()
+    def __init__(self, answer_cancelled: bool = True, budget: StoreBudget | None = None, prefix: str = "s") -> None:
+        self.streams = SessionStreams(budget=budget, prefix=prefix)
         self.answer_cancelled = answer_cancelled
+        self.mirror: Mirror | None = None  # copies resumable events to a shared backend
+        self.holds_standalone = True  # False for a shared session until a GET stream opens here
         self._stream_of: dict[RequestId, EventStream] = {}
         self._pending: dict[str, set[RequestId]] = {}
 
@@ -57,13 +68,17 @@ class StreamableWriter:
         key = answered[0] if answered else related_to
         stream = self._stream_of.get(key) if key is not None else None
         if stream is None:
+            if not self.holds_standalone:
+                return  # a shared session: the process holding its GET stream delivers this
             stream = self.standalone()
             stream.append(encode_message(message))
             if len(stream.events) > self.streams.max_events:
                 stream.forget_oldest(len(stream.events) // 2)
             return
-        stream.append(encode_message(message), answer=bool(answered))
+        event = stream.append(encode_message(message), answer=bool(answered))
         self._settle(stream, answered)
+        if self.mirror is not None and stream.owner is not None:
+            await self.mirror(stream.id, [(int(event.id.rsplit("-", 1)[1]), event.data)], stream.finished)
 
     def release(self, request_id: RequestId) -> None:
         """The request ended without an answer (cancelled): end its stream once nothing else is pending."""
