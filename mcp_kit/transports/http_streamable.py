@@ -176,7 +176,7 @@ class StreamableHTTP:
             return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream_id} is complete and its "
                                   "last event was delivered; nothing to resume", {"Allow": "GET, POST, DELETE"})
         request.state.rpc_method = f"resume {stream_id} (shared)"
-        return EventSourceResponse(_follow_log(backend, session_id, stream_id, first, finished),
+        return EventSourceResponse(_follow_log(backend, session_id, stream_id, int(seq), first, finished),
                                    headers={"Cache-Control": "no-cache, no-transform"}, ping=KEEP_ALIVE_SECONDS, sep="\n")
 
     async def delete(self, request: HTTPRequest) -> HTTPResponse:
@@ -190,11 +190,12 @@ class StreamableHTTP:
         return HTTPResponse(status_code=200)
 
 
-async def _follow_log(backend: Backend, session_id: str, stream_id: str, first: list[tuple[int, bytes]],
+async def _follow_log(backend: Backend, session_id: str, stream_id: str, after: int, first: list[tuple[int, bytes]],
                       finished: bool) -> AsyncIterator[ServerSentEvent]:
-    """The events of a stream's copy in the event log, from `first` until its end mark (or the copy expires)."""
+    """The events of a stream's copy in the event log after `after` (`first` already read), until its end
+    mark (or the copy expires)."""
     entries = first
-    last = 0
+    last = after
     while True:
         for seq, data in entries:
             last = seq
