@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from .redis_support import RedisProcess, redis_server, require_redis, start_redis
-from .scaleout_client import HEAD, MODERN, META, Session, answer_of, servers
+from .scaleout_client import HEAD, META, MODERN, Session, answer_of, servers
 from .support import ServerURL
 
 

@@ -88,7 +88,3 @@ class Backend(SessionRegistry, EventLog, Bus, Leases, Protocol):
     async def shared_secret(self) -> bytes:
         """The request-state signing key every process of the deployment uses."""
         ...
-
-    def task_store(self) -> Any:
-        """A `mcp_kit.tasks.TaskStore` on this backend."""
-        ...

@@ -72,8 +72,3 @@ class MemoryBackend:
 
     async def shared_secret(self) -> bytes:
         return self._secret
-
-    def task_store(self) -> Any:
-        from ..tasks.memory import InMemoryTaskStore
-
-        return InMemoryTaskStore()

@@ -19,7 +19,7 @@ names, since a cluster broadcasts PUBLISH to every node). Every operation is bou
 retries a failed command with exponential backoff, and the bus listener reconnects with backoff
 (1/10 s doubling to 5 s), logging what it missed.
 
-Must not import anything of mcp_kit outside `backends` (the task store is imported lazily).
+Must not import anything of mcp_kit outside `backends`.
 """
 
 from __future__ import annotations
@@ -282,18 +282,13 @@ class RedisBackend:
                 await self._op("release lease", self.client.eval(_RELEASE, 1, key, token))
             return
 
-    # ------------------------------------------------------------------ request-state key, tasks
+    # ------------------------------------------------------------------ request-state key
 
     async def shared_secret(self) -> bytes:
         key = f"{self.prefix}:{{secret}}"
         await self._op("create key", self.client.set(key, os.urandom(32).hex(), nx=True))
         value = await self._op("read key", self.client.get(key))
         return bytes.fromhex(value.decode() if isinstance(value, bytes) else value)
-
-    def task_store(self) -> Any:
-        from .redis_tasks import RedisTaskStore
-
-        return RedisTaskStore(self)
 
 
 def _entries(entries: list[Any], after: int) -> tuple[list[tuple[int, bytes]], bool, Any]:
