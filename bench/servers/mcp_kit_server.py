@@ -93,6 +93,8 @@ def main() -> None:
             options.update(max_connections=4096, max_sessions=4096)
     except ImportError:
         pass
+    if os.environ.get("MCP_BACKEND"):  # bench/scaleout_load.py: processes sharing a Redis
+        options["backend"] = os.environ["MCP_BACKEND"]
     if args.json_response:
         options["json_response"] = (
             True  # an mcp_kit without this option fails loudly (TypeError), by design
