@@ -88,11 +88,15 @@ def start_server(backend: str | None) -> tuple[subprocess.Popen[str], str]:
                     break
                 except httpx.HTTPError:
                     time.sleep(0.05)
-            stderr = process.stderr  # drained from now on, so the server never blocks on a full pipe
-            threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
+            threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()  # never a full pipe
             return process, base
     process.kill()
     raise SystemExit("a server did not start")
+
+
+def _drain(pipe: Any) -> None:
+    for _ in pipe:
+        pass
 
 
 def answer(response: httpx.Response) -> dict[str, Any]:

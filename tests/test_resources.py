@@ -12,8 +12,6 @@ import pytest
 from mcp_kit import Context, MCPError, MCPServer, ResourceNotFound
 from mcp_kit.testing import connect
 
-from .live_http import until
-
 pytestmark = pytest.mark.anyio
 
 UPDATED = "notifications/resources/updated"
