@@ -172,8 +172,11 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
         return uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
                               access_log=False, lifespan="on", limit_concurrency=options.max_connections)
 
-    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else config().bind_socket()
-    sock.listen(2048)  # clients may connect from now on; they are served once the app has started
+    first = config()  # one process: the app is built before the address is announced; workers build their own
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
+    sock.listen(first.backlog)  # clients may connect from now on; they are served once the app has started
+    if options.workers == 1:
+        first.load()  # the HTTP parser and event loop chosen now: what the process serves with is loaded when it says so
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)%s", options.host,
                                       sock.getsockname()[1],
                                       f" with {options.workers} workers" if options.workers > 1 else "")
@@ -182,7 +185,7 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
 
         serve_workers(sock, options.workers, lambda: _serve_socket(uvicorn.Server(config()), sock))
         return
-    _serve_socket(uvicorn.Server(config()), sock)
+    _serve_socket(uvicorn.Server(first), sock)
 
 
 def _serve_socket(server: Any, sock: socket.socket) -> None:
