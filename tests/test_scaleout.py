@@ -231,3 +231,20 @@ async def test_a_legacy_sse_client_held_by_process_1_posts_to_2_and_3_and_gets_e
 def test_a_legacy_post_for_an_unknown_session_is_404_on_any_process(three: list[ServerURL]) -> None:
     response = httpx.post(f"{three[1]}/messages/?session_id=nope", json={"jsonrpc": "2.0", "method": "ping", "id": 1})
     assert response.status_code == 404
+
+
+def test_a_watcher_runs_once_per_deployment_while_subscribers_on_every_process_hear_it(
+        three: list[ServerURL]) -> None:
+    with httpx.Client(timeout=20) as client:
+        for base in three:  # a subscriber through each process: each process's hub wants the watcher
+            session = Session(client)
+            session.open(base)
+            session.notify(base, "notifications/initialized")
+            assert session.call(base, "resources/subscribe", {"uri": "demo://watched"})["result"] == {}
+        with client.stream("GET", f"{three[2]}/mcp", headers={**session.headers(), "Accept": "text/event-stream"},
+                           timeout=20) as stream:  # the last session hears the updates, wherever the watcher runs
+            for line in stream.iter_lines():
+                if "notifications/resources/updated" in line and "demo://watched" in line:
+                    break
+    running = [base for base in three if "watcher for demo://watched running" in base.log.text]
+    assert len(running) == 1, [base.log.text[-500:] for base in three]
