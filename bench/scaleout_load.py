@@ -24,7 +24,6 @@ import re
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from harness import codec
+from harness.http_client import HttpConnection, response_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "bench" / "servers" / "mcp_kit_server.py"
-HEAD = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25"}
 LISTENING = re.compile(r"serving MCP on http://[\d.]+:(\d+)/mcp")
 
 
@@ -99,62 +98,69 @@ def _drain(pipe: Any) -> None:
         pass
 
 
-def answer(response: httpx.Response) -> dict[str, Any]:
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for block in reversed(response.text.split("\n\n")):
-            data = "".join(line[5:].strip() for line in block.splitlines() if line.startswith("data:"))
-            if data:
-                return json.loads(data)
-        raise RuntimeError("no answer in " + response.text[:200])
-    return response.json()
+UPDATED = b"notifications/resources/updated"
 
 
 class LoadSession:
-    def __init__(self, client: httpx.AsyncClient, bases: list[str], index: int) -> None:
-        self.client = client
-        self.bases = bases
+    """One MCP session with a keep-alive connection to each process (the harness's lean HTTP client)."""
+
+    def __init__(self, ports: list[int], index: int) -> None:
+        self.ports = ports
         self.index = index
-        self.turn = itertools.count(index)
+        self.connections = [HttpConnection(port) for port in ports]
+        self.turn = itertools.count(index + 1)
         self.ids = itertools.count(1)
-        self.headers = dict(HEAD)
         self.updates: list[float] = []
         self.latencies: list[float] = []
-
-    def base(self) -> str:
-        return self.bases[next(self.turn) % len(self.bases)]
-
-    async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params or {}}
-        response = await self.client.post(f"{self.base()}/mcp", headers=self.headers, json=body)
-        response.raise_for_status()
-        return answer(response)
+        self._stream: asyncio.StreamWriter | None = None
 
     async def open(self) -> None:
-        response = await self.client.post(f"{self.base()}/mcp", headers=HEAD, json={
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "1"}}})
-        response.raise_for_status()
-        self.headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
-        await self.client.post(f"{self.base()}/mcp", headers=self.headers,
-                               json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for connection in self.connections:
+            await connection.open()
+        first = self.connections[self.index % len(self.connections)]
+        await first.initialize()  # initialize and notifications/initialized on one process ...
+        for connection in self.connections:  # ... then every process continues the session
+            connection.session_id = first.session_id
 
-    async def hold_stream(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
-        async with self.client.stream("GET", f"{self.base()}/mcp", headers={**self.headers, "Accept": "text/event-stream"},
-                                      timeout=httpx.Timeout(5, read=None)) as stream:
-            ready.set()
-            async for line in stream.aiter_lines():
-                if line.startswith("data:") and "notifications/resources/updated" in line:
-                    self.updates.append(time.perf_counter())
-                if stop.is_set():
-                    return
+    async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(self.ids)
+        connection = self.connections[next(self.turn) % len(self.connections)]
+        reply = await connection.post(codec.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                                   "params": params or {}}))
+        return response_for(reply, request_id)
+
+    async def hold_stream(self, ready: asyncio.Event) -> None:
+        """The session's GET stream on yet another process, counting updates as they arrive."""
+        port = self.ports[(self.index + 2) % len(self.ports)]
+        reader, self._stream = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+        session_id = self.connections[0].session_id
+        self._stream.write((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
+                            f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n").encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b" 200 " not in head.split(b"\r\n", 1)[0] + b" ":
+            raise RuntimeError(f"GET stream answered {head[:200]!r}")
+        ready.set()
+        tail = b""
+        while True:
+            data = await reader.read(1 << 16)
+            if not data:
+                return
+            window = tail + data
+            now = time.perf_counter()
+            self.updates.extend([now] * window.count(UPDATED))
+            tail = window[-(len(UPDATED) - 1):]
 
     async def call_loop(self, until: float) -> None:
         while time.perf_counter() < until:
             started = time.perf_counter()
-            result = await self.rpc("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
-            if "result" not in result:
-                raise RuntimeError(result)
+            await self.rpc("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
             self.latencies.append(time.perf_counter() - started)
+
+    async def close(self) -> None:
+        if self._stream is not None:
+            self._stream.transport.abort()
+        for connection in self.connections:
+            connection.abort()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -165,17 +171,18 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def run(bases: list[str], sessions: int, seconds: float, interval: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=sessions * 3 + 50, max_keepalive_connections=sessions * 2 + 50)
-    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-        clients = [LoadSession(client, bases, i) for i in range(sessions)]
-        await asyncio.wait_for(asyncio.gather(*(c.open() for c in clients)), 120)
-        stop = asyncio.Event()
+    ports = [int(base.rsplit(":", 1)[1]) for base in bases]
+    clients = [LoadSession(ports, i) for i in range(sessions)]
+    driver = LoadSession(ports, 0)
+    try:
+        for start in range(0, sessions, 50):  # opened in batches: no connection storm
+            await asyncio.wait_for(asyncio.gather(*(c.open() for c in clients[start:start + 50])), 120)
         readies = [asyncio.Event() for _ in clients]
-        streams = [asyncio.create_task(c.hold_stream(r, stop)) for c, r in zip(clients, readies, strict=True)]
+        streams = [asyncio.create_task(c.hold_stream(r)) for c, r in zip(clients, readies, strict=True)]
         await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
         await asyncio.wait_for(asyncio.gather(*(c.rpc("resources/subscribe", {"uri": "bench://counter"})
                                                 for c in clients)), 60)
-        driver = LoadSession(client, bases, 0)
+        await asyncio.sleep(1.0)  # every process has seen every subscription (bus refreshes)
         await driver.open()
         triggers: list[float] = []
         until = time.perf_counter() + seconds
@@ -192,10 +199,12 @@ async def run(bases: list[str], sessions: int, seconds: float, interval: float) 
         deadline = time.perf_counter() + 10  # let the last updates arrive (bounded)
         while time.perf_counter() < deadline and any(len(c.updates) < len(triggers) for c in clients):
             await asyncio.sleep(0.05)
-        stop.set()
         for task in streams:
             task.cancel()
         await asyncio.gather(*streams, return_exceptions=True)
+    finally:
+        for c in [*clients, driver]:
+            await c.close()
     calls = sum(len(c.latencies) for c in clients)
     delivery = [got - sent for c in clients for sent, got in zip(triggers, c.updates, strict=False)]
     lost = sum(max(0, len(triggers) - len(c.updates)) for c in clients)
@@ -206,8 +215,7 @@ async def run(bases: list[str], sessions: int, seconds: float, interval: float) 
             "call_p99_ms": round(pct(latencies, 0.99) * 1000, 2), "triggers": len(triggers),
             "notifications_expected": len(triggers) * sessions, "notifications_lost": lost,
             "notifications_repeated": extra,
-            "delivery_p50_ms": round(pct(delivery, 0.5) * 1000, 2), "delivery_p99_ms": round(pct(delivery, 0.99) * 1000, 2),
-            "call_mean_ms": round(statistics.fmean(latencies) * 1000, 2) if latencies else None}
+            "delivery_p50_ms": round(pct(delivery, 0.5) * 1000, 2), "delivery_p99_ms": round(pct(delivery, 0.99) * 1000, 2)}
 
 
 def main() -> int:
