@@ -127,6 +127,8 @@ class LoadSession:
         connection = self.connections[next(self.turn) % len(self.connections)]
         reply = await connection.post(codec.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
                                                    "params": params or {}}))
+        if reply.status != 200:
+            raise RuntimeError(f"{method} on port {connection.port}: HTTP {reply.status} {reply.messages}")
         return response_for(reply, request_id)
 
     async def hold_stream(self, ready: asyncio.Event) -> None:

@@ -203,3 +203,17 @@ def test_workers_share_one_port_and_redis(redis: RedisProcess) -> None:
             if len(seen) == 2:
                 break
         assert len(seen) == 2 and str(base.process.pid) not in seen  # two workers, neither the parent
+
+
+def test_backend_and_workers_come_from_the_command_line_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from mcp_kit import add_run_arguments
+    from mcp_kit.runner import http_options_from_args
+
+    monkeypatch.setenv("MCP_BACKEND", "redis://127.0.0.1:6379/3")
+    monkeypatch.setenv("MCP_WORKERS", "3")
+    options = http_options_from_args(add_run_arguments(argparse.ArgumentParser()).parse_args(["--transport", "http"]))
+    assert (options.backend, options.workers) == ("redis://127.0.0.1:6379/3", 3)
+    given = add_run_arguments(argparse.ArgumentParser()).parse_args(["--backend", "memory", "--workers", "1"])
+    assert (http_options_from_args(given).backend, http_options_from_args(given).workers) == ("memory", 1)

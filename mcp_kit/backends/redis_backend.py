@@ -15,7 +15,9 @@ keeps them on one node:
 The client comes from the URL: `redis://host:port/db`, `rediss://` (TLS), `unix:///path.sock`,
 `redis+cluster://host:port` or `?cluster=1` (Redis Cluster; pub/sub goes through the node the URL
 names, since a cluster broadcasts PUBLISH to every node). Every operation is bounded by
-`?timeout=` seconds (default 2): past it, or with Redis gone, `BackendUnavailable`. The client
+`?timeout=` seconds (default 2): past it, or with Redis gone, `BackendUnavailable`. At most
+`?max_connections=` (default 128) connections per process (per node in a cluster); a call past
+that waits for a free one within the timeout. The client
 retries a failed command with exponential backoff, and the bus listener reconnects with backoff
 (1/10 s doubling to 5 s), logging what it missed.
 
@@ -60,8 +62,11 @@ _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpi
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 
+DEFAULT_MAX_CONNECTIONS = 128  # per process (per node in a cluster); more requests wait for one, within the timeout
+
+
 def parse_url(url: str) -> tuple[str, bool, str, float]:
-    """(client URL, cluster?, key prefix, timeout) from a backend URL."""
+    """(client URL, cluster?, key prefix, timeout) from a backend URL (`max_connections` stays in the client URL)."""
     parts = urlsplit(url)
     query = parse_qs(parts.query)
     cluster = parts.scheme.endswith("+cluster") or query.pop("cluster", ["0"])[0] in ("1", "true", "yes")
@@ -84,11 +89,14 @@ class RedisBackend:
         retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 2)
         common: dict[str, Any] = {"socket_timeout": self.timeout, "socket_connect_timeout": min(self.timeout, 1.0),
                                   "retry": retry}
+        limit = int(parse_qs(urlsplit(client_url).query).get("max_connections", [DEFAULT_MAX_CONNECTIONS])[0])
         if self.cluster:
-            self.client: Any = aioredis.RedisCluster.from_url(client_url, **common)
+            self.client: Any = aioredis.RedisCluster.from_url(client_url, max_connections=limit, **common)
             self._pubsub_client: Any = aioredis.Redis.from_url(client_url, **common)
-        else:
-            self.client = aioredis.Redis.from_url(client_url, health_check_interval=10, **common)
+        else:  # a bounded pool: past `limit` connections a call waits for one (within the timeout), never fails at once
+            pool = aioredis.BlockingConnectionPool.from_url(client_url, max_connections=limit, timeout=self.timeout,
+                                                            health_check_interval=10, **common)
+            self.client = aioredis.Redis.from_pool(pool)  # owns the pool: closing the client closes it
             self._pubsub_client = self.client
         self._handlers: dict[str, list[BusHandler]] = {}
         self._listener: asyncio.Task[None] | None = None
