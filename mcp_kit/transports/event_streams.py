@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -77,6 +77,9 @@ class EventStream:
     size: int = 0  # bytes held
     owner: SessionStreams | None = None  # keeps running totals for the session's budget (None: not kept)
     finished_at: float = 0.0
+    followed: bool = False  # its reply is not written whole: a client follows it (and may resume it elsewhere)
+    mirrored: int = 0  # the last sequence number copied to a shared event log
+    copier: Callable[[EventStream], Awaitable[None]] | None = None  # copies it there (a shared backend's writer)
 
     def append(self, data: bytes, answer: bool = False) -> Event:
         owner = self.owner

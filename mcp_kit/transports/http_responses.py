@@ -92,6 +92,9 @@ class EventStreamResponse:
             await send({"type": "http.response.body", "body": body, "more_body": False})
             stream.discard()  # written whole: a client has all of it or none of it (no id to resume from)
             return
+        stream.followed = True  # from now on a shared backend copies its events (it can be resumed elsewhere)
+        if stream.copier is not None:
+            await stream.copier(stream)  # what it holds already
         await send({"type": "http.response.start", "status": 200, "headers": self.headers})
         async for chunk in self.stream.follow_chunks():
             body = b"".join(self.frame(event) for event in chunk)

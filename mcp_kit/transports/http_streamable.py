@@ -123,6 +123,8 @@ class StreamableHTTP:
         """A request's events as SSE. Long-lived streams (GET, resumption) get keep-alive pings and disconnect handling."""
         if stream.id != STANDALONE and start == 0:
             return EventStreamResponse(stream, self.options.retry_ms, headers)
+        if stream.id != STANDALONE:
+            stream.followed = True
         return followed_stream(stream, start=start, retry_ms=self.options.retry_ms, headers=headers)
 
     async def get(self, request: HTTPRequest) -> HTTPResponse:

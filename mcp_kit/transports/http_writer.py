@@ -6,8 +6,8 @@ answered, or released (cancelled): a cancelled request's stream ends with a -328
 `answer_cancelled` (the handshake era, whose streams end only with an answer, also on replay),
 silently otherwise (2026-07-28). Messages that belong to no open request go to the standalone stream.
 
-With a shared backend the writer copies each resumable stream's events into the backend's event
-log (`mirror`), and keeps standalone messages only once a GET stream was opened on this process
+With a shared backend the writer copies the events of each followed stream (one whose reply was
+not written whole: the client reads it as it comes) into the backend's event log (`mirror`), and keeps standalone messages only once a GET stream was opened on this process
 (`holds_standalone`): the process holding a session's GET stream delivers its notifications;
 copies of the session on other processes drop theirs.
 
@@ -53,6 +53,8 @@ class StreamableWriter:
             self._stream_of[request.id] = stream
         if bound:
             self._pending[stream.id] = bound
+        if self.mirror is not None and stream.owner is not None:
+            stream.copier = self._copy
         return duplicates
 
     def standalone(self) -> EventStream:
@@ -75,10 +77,26 @@ class StreamableWriter:
             if len(stream.events) > self.streams.max_events:
                 stream.forget_oldest(len(stream.events) // 2)
             return
-        event = stream.append(encode_message(message), answer=bool(answered))
+        stream.append(encode_message(message), answer=bool(answered))
         self._settle(stream, answered)
-        if self.mirror is not None and stream.owner is not None:
-            await self.mirror(stream.id, [(int(event.id.rsplit("-", 1)[1]), event.data)], stream.finished)
+        if self.mirror is not None and stream.followed and stream.owner is not None:
+            await self._copy(stream)
+
+    async def _copy(self, stream: EventStream) -> None:
+        """Copy the events of a followed stream not copied yet (its backlog too) to the shared event log.
+
+        A reply written whole is never copied: only the process that wrote it could be asked to resume it.
+        """
+        assert self.mirror is not None
+        pending: list[tuple[int, bytes]] = []
+        for event in stream.events:
+            seq = int(event.id.rsplit("-", 1)[1])
+            if seq > stream.mirrored:
+                pending.append((seq, event.data))
+        if pending:
+            stream.mirrored = pending[-1][0]
+        if pending or stream.finished:
+            await self.mirror(stream.id, pending, stream.finished)
 
     def release(self, request_id: RequestId) -> None:
         """The request ended without an answer (cancelled): end its stream once nothing else is pending."""
