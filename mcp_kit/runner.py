@@ -174,9 +174,9 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
 
     first = config()  # one process: the app is built before the address is announced; workers build their own
     sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
-    sock.listen(first.backlog)  # clients may connect from now on; they are served once the app has started
     if options.workers == 1:
-        first.load()  # the HTTP parser and event loop chosen now: what the process serves with is loaded when it says so
+        first.load()  # the HTTP parser is chosen (and loaded) before the port accepts connections
+    sock.listen(first.backlog)  # clients may connect from now on; they are served once the app has started
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)%s", options.host,
                                       sock.getsockname()[1],
                                       f" with {options.workers} workers" if options.workers > 1 else "")
