@@ -32,6 +32,22 @@ logger = logging.getLogger("mcp_kit")
 MAX_RESTARTS = 10
 
 
+def run_worker(index: int, serve: Callable[[], None]) -> int:
+    """Run `serve()` as worker `index`; its exit status (1 when it failed, logged)."""
+    code = 0
+    try:
+        serve()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        logger.exception("worker %d failed", index)
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return code
+
+
 def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) -> None:
     """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited."""
     if not hasattr(os, "fork"):
@@ -44,18 +60,7 @@ def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) ->
         if pid == 0:  # the worker
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            code = 0
-            try:
-                serve()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-            except BaseException:
-                logger.exception("worker %d failed", index)
-                code = 1
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(code)
+            os._exit(run_worker(index, serve))
         children[pid] = index
 
     def stop(signum: int, frame: object) -> None:

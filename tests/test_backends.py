@@ -217,3 +217,66 @@ def test_backend_and_workers_come_from_the_command_line_or_the_environment(monke
     assert (options.backend, options.workers) == ("redis://127.0.0.1:6379/3", 3)
     given = add_run_arguments(argparse.ArgumentParser()).parse_args(["--backend", "memory", "--workers", "1"])
     assert (http_options_from_args(given).backend, http_options_from_args(given).workers) == ("memory", 1)
+
+
+WORKERS_SCRIPT = """
+import logging, os, signal, socket, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+from mcp_kit.workers import serve_workers
+marker = sys.argv[1]
+
+def serve():
+    try:
+        os.close(os.open(marker + ".crashed", os.O_CREAT | os.O_EXCL))  # exactly one worker gets here first
+    except FileExistsError:
+        pass
+    else:
+        raise RuntimeError("the first worker fails at start")
+    signal.signal(signal.SIGTERM, lambda *args: sys.exit(0))
+    open(f"{marker}.{os.getpid()}", "w").close()
+    signal.pause()
+
+serve_workers(socket.create_server(("127.0.0.1", 0)), 2, serve)
+print("all workers ended", flush=True)
+"""
+
+
+def test_workers_are_restarted_when_they_die_and_stopped_with_the_parent(tmp_path: Any) -> None:
+    import signal
+    import time
+
+    marker = tmp_path / "worker"
+    parent = subprocess.Popen([sys.executable, "-c", WORKERS_SCRIPT, str(marker)], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("worker.[0-9]*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(tmp_path.glob("worker.[0-9]*"))) == 2  # the failed worker was started again
+        parent.send_signal(signal.SIGTERM)
+        out, err = parent.communicate(timeout=30)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.communicate()
+    assert parent.returncode == 0 and "all workers ended" in out
+    import re
+
+    assert re.search(r"worker (\d) failed(.|\n)*worker \1 exited \(1\); starting it again", err), err
+
+
+def test_a_worker_reports_how_it_ended(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp_kit.workers import run_worker
+
+    def fails() -> None:
+        raise RuntimeError("boom")
+
+    def exits(code: object) -> Any:
+        def serve() -> None:
+            raise SystemExit(code)
+        return serve
+
+    assert run_worker(0, lambda: None) == 0
+    assert run_worker(1, exits(3)) == 3
+    assert run_worker(2, exits("bad")) == 1
+    assert run_worker(3, fails) == 1 and "worker 3 failed" in caplog.text
