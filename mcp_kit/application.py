@@ -91,6 +91,7 @@ class Application:
         self.cache_ttl_ms = cache_ttl_ms  # 2026-07-28 cache hints on lists and reads
         self.cache_scope = cache_scope
         self.listeners: set[ListChangeListener] = set()  # 2026-07-28 subscriptions/listen streams
+        self.relay_list_changed: Callable[[str], None] | None = None  # tells the other processes (shared backend)
         self.tools = ToolRegistry()
         self.executors = Executors(max_sync_threads, max_tool_processes, switch_interval)
         self.resources = ResourceRegistry()
@@ -396,6 +397,12 @@ class Application:
         self._on_loop(self._send_list_changed, kind)
 
     def _send_list_changed(self, kind: str) -> None:
+        self.deliver_list_changed(kind)
+        if self.relay_list_changed is not None:
+            self.relay_list_changed(kind)
+
+    def deliver_list_changed(self, kind: str) -> None:
+        """Tell this process's sessions and listen streams that the list of `kind` changed."""
         for session in list(self.sessions):
             session.list_changed(kind)
         for listener in list(self.listeners):

@@ -143,6 +143,8 @@ class Dispatcher:
         self._background: set[asyncio.Task[Any]] = set()
         self._pending: dict[RequestId, _PendingReply] = {}
         self._next_id = 0
+        self.id_prefix = "s"  # outbound request ids; unique per process when several serve one session
+        self.on_unknown_reply: Callable[[Response | ErrorResponse], None] | None = None  # e.g. relay to the asker
         self._idle: asyncio.Event | None = None  # made by the first wait_idle(); set when nothing is in flight
         self.closed = False
 
@@ -406,7 +408,7 @@ class Dispatcher:
         if self.closed:
             raise JSONRPCError(INTERNAL_ERROR, "the connection is closed")
         self._next_id += 1
-        request_id: RequestId = f"s{self._next_id}"
+        request_id: RequestId = f"{self.id_prefix}{self._next_id}"
         pending = _PendingReply()
         self._pending[request_id] = pending
         try:
@@ -426,12 +428,20 @@ class Dispatcher:
         return reply.result
 
     def _reply(self, reply: Response | ErrorResponse) -> None:
+        if not self.deliver_reply(reply):
+            if self.on_unknown_reply is not None:
+                self.on_unknown_reply(reply)
+            else:
+                logger.debug("dropping an answer to an unknown request id %r", reply.id)
+
+    def deliver_reply(self, reply: Response | ErrorResponse) -> bool:
+        """Hand the peer's answer to the request waiting for it; False when none is."""
         pending = self._pending.get(reply.id) if reply.id is not None else None
         if pending is None:
-            logger.debug("dropping an answer to an unknown request id %r", reply.id)
-            return
+            return False
         pending.reply = reply
         pending.event.set()
+        return True
 
     # ------------------------------------------------------------------ ownership
 

@@ -38,6 +38,13 @@ from .errors import invalid_params
 _SECRET = os.environ.get("MCP_KIT_STATE_SECRET", "").encode() or os.urandom(32)
 
 
+def use_secret(secret: bytes) -> None:
+    """Sign and verify request state with `secret` (a deployment's shared key) unless MCP_KIT_STATE_SECRET is set."""
+    global _SECRET
+    if not os.environ.get("MCP_KIT_STATE_SECRET"):
+        _SECRET = secret
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 

@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -56,6 +57,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     group.add_argument("--listen-fd", type=int, default=_env_int("MCP_LISTEN_FD"),
                        help="serve HTTP on this already bound socket inherited from a supervisor (POSIX), instead of "
                             "binding --host/--port [env MCP_LISTEN_FD]")
+    group.add_argument("--backend", default=env("MCP_BACKEND") or None,
+                       help="where HTTP sessions, event streams, subscriptions and request state are shared: memory "
+                            "(default: this process only) or a Redis URL, e.g. redis://127.0.0.1:6379/0, rediss://..., "
+                            "redis+cluster://host:port (needs mcp-kit[redis]) [env MCP_BACKEND]")
+    group.add_argument("--workers", type=int, default=int(env("MCP_WORKERS", "1")),
+                       help="HTTP processes serving the same port (POSIX; more than 1 needs --backend redis://...) "
+                            "[env MCP_WORKERS]")
     group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
@@ -78,14 +86,19 @@ def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
     """The HTTP options `add_run_arguments` parsed (OAuth included); exits 2 naming a bad OAuth option."""
     try:
         auth = auth_config_from_args(args)
+        return _http_options(args, auth)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
     return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
                        auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                        max_connections=args.max_connections, body_timeout=args.body_timeout,
-                       listen_fd=getattr(args, "listen_fd", None))
+                       listen_fd=getattr(args, "listen_fd", None), backend=getattr(args, "backend", None),
+                       workers=getattr(args, "workers", 1))
 
 
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
@@ -156,14 +169,28 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
     """
     import uvicorn
 
-    config = uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
-                            access_log=False, lifespan="on", limit_concurrency=options.max_connections)
-    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else config.bind_socket()
+    def config() -> uvicorn.Config:
+        return uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
+                              access_log=False, lifespan="on", limit_concurrency=options.max_connections)
+
+    first = config()  # one process: the app is built before the address is announced; workers build their own
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
+    if options.workers == 1:
+        first.load()  # the HTTP parser is chosen (and loaded) before the port accepts connections
     sock = tcp_listener(sock)
-    sock.listen(config.backlog)  # clients may connect from now on; they are served once the app has started
-    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host,
-                                      sock.getsockname()[1])
-    server = uvicorn.Server(config)
+    sock.listen(first.backlog)  # clients may connect from now on; they are served once the app has started
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)%s", options.host,
+                                      sock.getsockname()[1],
+                                      f" with {options.workers} workers" if options.workers > 1 else "")
+    if options.workers > 1:
+        from .workers import serve_workers
+
+        serve_workers(sock, options.workers, lambda: _serve_socket(uvicorn.Server(config()), sock))
+        return
+    _serve_socket(uvicorn.Server(first), sock)
+
+
+def _serve_socket(server: Any, sock: socket.socket) -> None:
     with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock])
     if not server.started:
@@ -187,6 +214,9 @@ def tcp_listener(sock: socket.socket) -> socket.socket:
 def http_app(app: Application, options: HttpOptions) -> Any:
     """The HTTP app serving `app` (see `MCPServer.asgi`)."""
     from .auth.config import AuthConfig
+    from .backends import open_backend
+    from .distributed import attached
+    from .session_state import SessionState
     from .transports.http import create_app
 
     auth = options.auth
@@ -194,8 +224,18 @@ def http_app(app: Application, options: HttpOptions) -> Any:
         # the metadata names every scope a client may need: the server-wide ones and each primitive's
         published = tuple(dict.fromkeys((*auth.required_scopes, *app.declared_scopes())))
         options = dataclasses.replace(options, auth=dataclasses.replace(auth, scopes_supported=published))
-    return create_app(lambda port: Session(app, port), app.running, options, param_headers=app.tools.param_headers,
-                      required_scopes=app.required_scopes)
+    backend = open_backend(options.backend)
+
+    def session(port: Any, record: dict[str, Any] | None = None) -> Session:
+        return Session(app, port, state=SessionState.from_dict(record) if record is not None else None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with app.running(), attached(app, backend):
+            yield
+
+    return create_app(session, lifespan, options, param_headers=app.tools.param_headers,
+                      required_scopes=app.required_scopes, backend=backend)
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

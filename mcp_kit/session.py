@@ -18,7 +18,7 @@ Imports the application (never `server.py`), the method table and the stateless 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -78,6 +78,7 @@ class Session:
         self._stateless = StatelessRequests(app, port, self, self.state.session_id)
         self._roots: list[Any] | None = None
         self.closed = False
+        self.on_change: Callable[[], Awaitable[None]] | None = None  # persists the record (a shared backend)
         app.sessions.add(self)
         for uri in sorted(self.state.subscriptions):
             try:
@@ -89,6 +90,33 @@ class Session:
     @property
     def session_id(self) -> str:
         return self.state.session_id
+
+    def record(self) -> dict[str, Any]:
+        """The session's record (`SessionState.to_dict()`), for a backend to keep."""
+        return self.state.to_dict()
+
+    def restore(self, record: dict[str, Any]) -> None:
+        """Take over what another process recorded for this session (its subscriptions included)."""
+        fresh = SessionState.from_dict(record)
+        state = self.state
+        for uri in state.subscriptions - fresh.subscriptions:
+            self.server.hub.unsubscribe(uri, self)
+        for uri in sorted(fresh.subscriptions - state.subscriptions):
+            try:
+                self.server.hub.subscribe(uri, self)
+            except MCPError as exc:
+                logger.warning("session %s: not resubscribed to %s: %s", self.session_id, uri[:200], exc.message)
+                fresh.subscriptions.discard(uri)
+        state.protocol_version = fresh.protocol_version
+        state.client_info = fresh.client_info
+        state.client_capabilities = fresh.client_capabilities
+        state.initialized = fresh.initialized
+        state.log_level = fresh.log_level
+        state.subscriptions = fresh.subscriptions
+
+    async def _changed(self) -> None:
+        if self.on_change is not None:
+            await self.on_change()
 
     # ------------------------------------------------------------------ dispatcher interface
 
@@ -113,7 +141,9 @@ class Session:
                 raise _before_initialize(method)
             return await route(self.server, params, Context(self.scope, request.id, meta, principal))
         if method == "initialize":
-            return self._initialize(params)
+            result = self._initialize(params)
+            await self._changed()
+            return result
         own = _SESSION_METHODS.get(method)
         if own is None:
             if self.state.protocol_version is None:
@@ -121,12 +151,16 @@ class Session:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         if self.state.protocol_version is None and method != "ping":
             raise _before_initialize(method)
-        return await own(self, params, Context(self.scope, request.id, meta, principal))
+        result = await own(self, params, Context(self.scope, request.id, meta, principal))
+        if own is not _ping:
+            await self._changed()
+        return result
 
     async def handle_notification(self, notification: Notification) -> None:
         method = notification.method
         if method == "notifications/initialized":
             self.state.initialized = True
+            await self._changed()
             if "roots" in self.state.client_capabilities:
                 self._port.start_soon(self._refresh_roots)
         elif method == "notifications/roots/list_changed":
@@ -199,6 +233,13 @@ class Session:
     def resource_updated(self, uri: str) -> None:
         """Subscriber interface: the hub tells us `uri` changed."""
         self.post("notifications/resources/updated", {"uri": uri})
+
+    async def deliver_update(self, uri: str) -> None:
+        """`resource_updated`, awaited (the hub's delivery task calls it: no task per subscriber)."""
+        try:
+            await self.notify("notifications/resources/updated", {"uri": uri})
+        except Exception as exc:
+            logger.error("could not send notifications/resources/updated: %s", exc)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
         if not self.closed:

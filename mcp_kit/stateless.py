@@ -13,6 +13,7 @@ a transport (the connection is reached through its `OutboundPort`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,8 @@ from .versions import (
     STATELESS_VERSIONS,
     SUBSCRIPTION_ID_KEY,
 )
+
+logger = logging.getLogger("mcp_kit.stateless")
 
 LISTEN_METHOD = "subscriptions/listen"
 FILTERS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
@@ -247,6 +250,14 @@ class Listener:
 
     def resource_updated(self, uri: str) -> None:
         self._post("notifications/resources/updated", {"uri": uri})
+
+    async def deliver_update(self, uri: str) -> None:
+        """`resource_updated`, awaited (the hub's delivery task calls it: no task per subscriber)."""
+        try:
+            await self._port.notify("notifications/resources/updated",
+                                    {"uri": uri, "_meta": {SUBSCRIPTION_ID_KEY: self.request_id}}, self.request_id)
+        except Exception as exc:
+            logger.error("could not send notifications/resources/updated: %s", exc)
 
     def list_changed(self, kind: str) -> None:
         if kind in self.kinds:

@@ -13,6 +13,14 @@ Subscriptions are bounded: each owner (a session, counting its listen streams to
 most `per_session`, the whole server at most `total`; past either the request fails with
 -32602 naming the limit, and nothing of it is kept.
 
+Fan-out never holds up the caller: `publish` delivers inline to a few subscribers and hands a
+larger set to one delivery task (in the hub's task group), which awaits each subscriber's
+`deliver_update` when it has one (no task per subscriber).
+
+Across processes (issue 14) the hub has two hooks, set by a shared backend: `relay(uri)` forwards
+a local `publish` to the other processes, which call `deliver(uri)` for their own subscribers;
+`leases` runs each watcher under a deployment-wide lease, so it runs once per deployment.
+
 Must not import the session, the server or any transport.
 """
 
@@ -26,6 +34,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from .errors import MCPError, invalid_params
@@ -38,6 +47,17 @@ Watcher = Callable[..., Awaitable[None]]
 DEFAULT_MAX_PER_SESSION = 1000
 DEFAULT_MAX_TOTAL = 10_000
 READY_TIMEOUT = 10.0  # a watcher slower than this to start does not hold up the subscription's answer
+INLINE_FANOUT = 8  # up to this many subscribers are told inline; more go to one delivery task
+DELIVERY_SLICE = 64  # the delivery task lets the loop run between slices of this many subscribers
+
+
+class Leases(Protocol):
+    """Deployment-wide leases (a shared backend): run work on one process of all those that ask."""
+
+    async def run_exclusive(self, name: str, work: Callable[[], Awaitable[None]],
+                            standby: Callable[[], None]) -> None:
+        """Run `work` while holding lease `name` (waiting for it, calling `standby` once it is seen held elsewhere)."""
+        ...
 
 
 class _Started:
@@ -54,6 +74,14 @@ class Subscriber(Protocol):
     """Anything that wants to hear that a resource changed. Must not block."""
 
     def resource_updated(self, uri: str) -> None: ...
+
+
+async def _deliver_one(subscriber: Subscriber, uri: str) -> None:
+    deliver = getattr(subscriber, "deliver_update", None)
+    if deliver is not None:
+        await deliver(uri)
+    else:
+        subscriber.resource_updated(uri)
 
 
 def too_many(scope: str, limit: int, held: int, asked: int) -> MCPError:
@@ -83,6 +111,8 @@ class SubscriptionHub:
         self._running: dict[str, anyio.CancelScope] = {}
         self._ready: dict[str, anyio.Event] = {}
         self._task_group: TaskGroup | None = None
+        self.relay: Callable[[str], None] | None = None  # forwards a publish to the other processes
+        self.leases: Leases | None = None  # watchers run once per deployment under these
 
     def add_watcher(self, template: str, fn: Watcher) -> None:
         pattern, _ = compile_template(template)
@@ -185,9 +215,31 @@ class SubscriptionHub:
                     await event.wait()
 
     def publish(self, uri: str) -> None:
-        for subscriber in list(self._subscribers.get(uri, ())):
+        """Tell every subscriber of `uri`, here and (with a shared backend) on every other process."""
+        self.deliver(uri)
+        if self.relay is not None:
+            self.relay(uri)
+
+    def deliver(self, uri: str) -> None:
+        """Tell this process's subscribers of `uri`; returns at once, whatever their number."""
+        listeners = self._subscribers.get(uri)
+        if not listeners:
+            return
+        if len(listeners) <= INLINE_FANOUT or self._task_group is None:
+            for subscriber in list(listeners):
+                try:
+                    subscriber.resource_updated(uri)
+                except Exception:
+                    logger.exception("subscriber failed on update of %s", uri)
+            return
+        self._task_group.start_soon(self._deliver_all, uri, list(listeners))
+
+    async def _deliver_all(self, uri: str, targets: list[Subscriber]) -> None:
+        for index, subscriber in enumerate(targets):
+            if index and not index % DELIVERY_SLICE:
+                await anyio.lowlevel.checkpoint()
             try:
-                subscriber.resource_updated(uri)
+                await _deliver_one(subscriber, uri)
             except Exception:
                 logger.exception("subscriber failed on update of %s", uri)
 
@@ -211,7 +263,12 @@ class SubscriptionHub:
         try:
             with scope:
                 try:
-                    await fn(uri, **variables)
+                    if self.leases is None:
+                        await fn(uri, **variables)
+                    else:  # once per deployment: whoever holds the lease watches, the others stand by
+                        await self.leases.run_exclusive(f"watch:{uri}", lambda: fn(uri, **variables),
+                                                        lambda: started.started() if isinstance(started, _Started)
+                                                        else None)
                 except Exception:
                     logger.exception("watcher for %s failed", uri)
         finally:

@@ -109,6 +109,7 @@ class ServerURL(str):
     """A server's base URL, and what the server has logged (`log`)."""
 
     log: ProcessLog
+    process: subprocess.Popen[str]
 
 
 @contextlib.contextmanager
@@ -132,6 +133,7 @@ def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path
     try:
         base = ServerURL(f"http://127.0.0.1:{log.wait_for(LISTENING, ready_timeout).group(1)}")
         base.log = log
+        base.process = process
         httpx.get(f"{base}/healthz", timeout=ready_timeout).raise_for_status()  # answered once the app has started
         yield base
     finally:

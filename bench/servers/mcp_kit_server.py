@@ -87,6 +87,15 @@ def main() -> None:
         "port": args.port,
         "log_level": log_level,
     }
+    try:  # the fan-out curve holds 1000+ streams: above the default connection and session caps
+        from mcp_kit.transports.http_options import HttpOptions
+
+        if hasattr(HttpOptions, "max_connections"):
+            options.update(max_connections=4096, max_sessions=4096)
+    except ImportError:
+        pass
+    if os.environ.get("MCP_BACKEND"):  # bench/scaleout_load.py: processes sharing a Redis
+        options["backend"] = os.environ["MCP_BACKEND"]
     if args.json_response:
         options["json_response"] = (
             True  # an mcp_kit without this option fails loudly (TypeError), by design

@@ -62,3 +62,19 @@ def access_token_of(scope: Mapping[str, Any]) -> AccessToken | None:
     state = scope.get("state")
     token = state.get(STATE_KEY) if isinstance(state, Mapping) else None
     return token if isinstance(token, AccessToken) else None
+
+
+def principal_to_dict(principal: AccessToken) -> dict[str, Any]:
+    """`principal` as plain JSON values, to travel with a request relayed to another process (no token string)."""
+    return {"subject": principal.subject, "client_id": principal.client_id, "scopes": sorted(principal.scopes),
+            "expires_at": principal.expires_at, "issuer": principal.issuer, "audience": list(principal.audience),
+            "source": principal.source, "claims": dict(principal.claims), "fingerprint": principal.fingerprint,
+            "implies": {scope: list(implied) for scope, implied in principal.implies.items()}}
+
+
+def principal_from_dict(data: Mapping[str, Any]) -> AccessToken:
+    """The AccessToken `principal_to_dict` described."""
+    return AccessToken(subject=data["subject"], client_id=data["client_id"], scopes=frozenset(data["scopes"]),
+                       expires_at=data["expires_at"], issuer=data["issuer"], audience=tuple(data["audience"]),
+                       source=data["source"], claims=data["claims"], fingerprint=data["fingerprint"],
+                       implies={scope: tuple(implied) for scope, implied in data["implies"].items()})

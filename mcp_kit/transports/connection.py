@@ -11,7 +11,7 @@ Must not import: session, server, or anything MCP.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,8 +28,19 @@ class Connection(Handler, Protocol):
         """Whether its SSE responses open with a priming event (an id to resume from)."""
         ...
 
+    def record(self) -> dict[str, Any]:
+        """The session's record (plain JSON data), for a shared backend."""
+        ...
 
-ConnectionFactory = Callable[[Dispatcher], Connection]  # builds a session over its outbound port
+    def restore(self, record: dict[str, Any]) -> None:
+        """Take over the record another process saved for this session."""
+        ...
+
+    on_change: Callable[[], Awaitable[None]] | None  # awaited after the record changed (persists it)
+
+
+# builds a session over its outbound port; with a record, continues the session it describes
+ConnectionFactory = Callable[..., Connection]
 
 
 @dataclass(slots=True, eq=False)  # hashed by identity: kept in sets
@@ -41,15 +52,16 @@ class Served:
     writer: Any
     last_active: float = field(default_factory=time.monotonic)
     owner: Any = None  # the OAuth identity that opened it (auth.principal.session_owner); None without OAuth
+    record: bytes | None = None  # the record as the shared backend last had it (None: not shared)
 
     @property
     def session_id(self) -> str:
         return self.connection.session_id
 
 
-def open_connection(factory: ConnectionFactory, writer: MessageWriter) -> Served:
-    """Build a dispatcher over `writer` and the connection it serves."""
+def open_connection(factory: ConnectionFactory, writer: MessageWriter, record: dict[str, Any] | None = None) -> Served:
+    """Build a dispatcher over `writer` and the connection it serves (continuing `record` when given)."""
     dispatcher = Dispatcher(writer)
-    connection = factory(dispatcher)
+    connection = factory(dispatcher) if record is None else factory(dispatcher, record)
     dispatcher.attach(connection)
     return Served(connection, dispatcher, writer)

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
+from ..backends import Backend
 from ..jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Request, decode_message
 from ..versions import ALL_VERSIONS, STATELESS_VERSIONS, carries_envelope
 from .connection import ConnectionFactory
@@ -82,7 +83,7 @@ class McpEndpoint:
         if request.method == "GET":
             return await self.streamable.get(request)
         if request.method == "DELETE":
-            return self.streamable.delete(request)
+            return await self.streamable.delete(request)
         return HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     async def _post(self, request: HTTPRequest) -> Any:
@@ -153,16 +154,18 @@ def create_app(
     *,
     param_headers: ParamHeaders | None = None,
     required_scopes: RequiredScopes | None = None,
+    backend: Backend | None = None,
 ) -> Any:
     """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard (and OAuth when `options.auth`).
 
     `factory` builds a connection (an MCP session) over its outbound port; `lifespan` is the
     application's; `param_headers` names the tool arguments mirrored in `Mcp-Param-*` headers;
     `required_scopes` the OAuth scopes of the tool, resource or prompt a request names (checked
-    before dispatch when the caller came through the OAuth guard, `http_scopes.py`).
+    before dispatch when the caller came through the OAuth guard, `http_scopes.py`); `backend` holds
+    what processes share (`mcp_kit.backends`; the caller starts and closes it).
     """
     options = options or HttpOptions()
-    table = SessionTable(factory, options)
+    table = SessionTable(factory, options, backend)
     endpoint = McpEndpoint(table, options, param_headers, required_scopes)
     legacy = LegacySSE(table)
 

@@ -7,6 +7,11 @@ caller opened). A tool, resource or prompt the caller lacks scopes for is refuse
 on the stream (`methods.py`): the 202 has already told the client its post arrived.
 Closing the stream ends the session.
 
+With a shared backend the process holding a `/sse` stream records itself as its holder; a POST
+landing on another process is checked (400 for a malformed body, 404 when no process holds the
+session) and relayed on the bus to the holder, which feeds it to the session: its answer goes
+down the one stream, as if the POST had landed there.
+
 Must not import: session, server, or anything MCP.
 """
 
@@ -19,11 +24,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
-from ..auth.principal import session_owner
+from ..auth.principal import principal_to_dict, session_owner
+from ..backends import BackendUnavailable
 from ..jsonrpc import INVALID_REQUEST, Message, RequestId, encode_message
 from .event_streams import EventStream
 from .http_common import read_message
-from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy
+from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy, unavailable
 from .http_scopes import caller, owns
 from .http_sessions import SessionTable
 
@@ -57,6 +63,14 @@ class LegacySSE:
         served = self.table.open(writer)
         served.owner = session_owner(caller(request))
         session_id = served.session_id
+        if self.table.shared:
+            try:
+                await self.table.backend.set_holder("legacy", session_id, 90)
+            except BackendUnavailable as exc:
+                served.dispatcher.close()
+                return unavailable(str(exc))
+            served.dispatcher.id_prefix = f"s{self.table.backend.process_id}x"
+            served.dispatcher.on_unknown_reply = lambda reply: self.table._relay("r", session_id, encode_message(reply))
         self.table.legacy[session_id] = served
         endpoint = f"{request.scope.get('root_path', '')}/messages/?session_id={session_id}"
         logger.info("GET /sse session %s opened", session_id)
@@ -69,6 +83,8 @@ class LegacySSE:
             finally:
                 self.table.legacy.pop(session_id, None)
                 served.dispatcher.close()
+                if self.table.shared:
+                    self.table.forget_holder("legacy", session_id)
                 logger.info("GET /sse session %s closed", session_id)
 
         return EventSourceResponse(events(), ping=KEEP_ALIVE_SECONDS, sep="\n")
@@ -78,10 +94,29 @@ class LegacySSE:
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing session_id query parameter")
         served = self.table.legacy.get(session_id)
+        if served is None and self.table.shared:
+            return await self._relay(request, session_id)
         if served is None or not owns(served, request):  # another caller's session is not theirs to find
             return error_response(404, INVALID_REQUEST, "Session not found: open GET /sse again")
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
         await served.dispatcher.feed(decoded, principal=caller(request))
+        return HTTPResponse("Accepted", status_code=202)
+
+    async def _relay(self, request: HTTPRequest, session_id: str) -> HTTPResponse:
+        """A POST for a `/sse` stream another process holds: checked here, fed there (through the bus)."""
+        backend = self.table.backend
+        try:
+            holder = await backend.holder("legacy", session_id)
+            if holder is None:
+                return error_response(404, INVALID_REQUEST, "Session not found: open GET /sse again")
+            decoded = await read_message(request)
+            if isinstance(decoded, HTTPResponse):
+                return decoded
+            principal = caller(request)  # the holder checks the session's owner and the scopes with it
+            await backend.publish("m", {"sid": session_id, "body": (await request.body()).decode(),
+                                        "principal": principal_to_dict(principal) if principal is not None else None})
+        except BackendUnavailable as exc:
+            return unavailable(str(exc))
         return HTTPResponse("Accepted", status_code=202)

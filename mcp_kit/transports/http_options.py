@@ -42,7 +42,15 @@ class HttpOptions:
     max_body: int = DEFAULT_MAX_BODY
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     retry_ms: int = 1000  # the `retry` an SSE priming event tells clients to wait before resuming
+    backend: str | None = None  # where shared state lives: None/"memory" (this process) or a Redis URL (mcp_kit.backends)
+    workers: int = 1  # processes serving the same port (`run` only; needs a shared backend when > 1)
 
     def __post_init__(self) -> None:
         if self.auth is not None and self.auth_token:
             raise ValueError("choose one: auth_token (one shared static token) or auth (OAuth 2.1)")
+        if self.workers < 1:
+            raise ValueError("workers must be at least 1")
+        if self.workers > 1 and (not self.backend or self.backend.startswith("memory")):
+            raise ValueError(f"--workers {self.workers} needs a shared backend (--backend redis://host:port/0 or "
+                             "MCP_BACKEND): with the in-memory backend each process would have its own sessions, "
+                             "and a client's next request, landing on another worker, would get 'session not found'")

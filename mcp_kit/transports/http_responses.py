@@ -21,7 +21,8 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
-from ..jsonrpc import INVALID_REQUEST
+from ..backends.base import RETRY_AFTER_SECONDS
+from ..jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from .event_streams import Event, EventStream
 
 KEEP_ALIVE_SECONDS = 15
@@ -37,6 +38,12 @@ def too_busy() -> HTTPResponse:
     """503: `max_sessions` sessions and stateless requests are in flight."""
     return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions and requests in flight "
                                                 "(--max-sessions); try again later", {"Retry-After": "5"})
+
+
+def unavailable(reason: str) -> HTTPResponse:
+    """503: the shared backend (Redis) did not answer; the client may retry shortly."""
+    return error_response(503, INTERNAL_ERROR, f"Service Unavailable: {reason}; retry shortly",
+                          {"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 class JSONBytesResponse:
@@ -83,7 +90,11 @@ class EventStreamResponse:
             headers = self.headers + [(b"content-length", str(len(body)).encode())]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": body, "more_body": False})
+            stream.discard()  # written whole: a client has all of it or none of it (no id to resume from)
             return
+        stream.followed = True  # from now on a shared backend copies its events (it can be resumed elsewhere)
+        if stream.copier is not None:
+            await stream.copier(stream)  # what it holds already
         await send({"type": "http.response.start", "status": 200, "headers": self.headers})
         async for chunk in self.stream.follow_chunks():
             body = b"".join(self.frame(event) for event in chunk)

@@ -10,23 +10,37 @@ Must not import: session, server, or anything MCP.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import anyio.lowlevel
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
 from ..auth.principal import session_owner
-from ..jsonrpc import INVALID_REQUEST, Batch, Decoded, ErrorResponse, Request, encode_message
+from ..backends import Backend, BackendUnavailable
+from ..jsonrpc import INVALID_REQUEST, Batch, Decoded, ErrorResponse, JSONRPCError, Request, encode_message
 from .connection import Served
 from .event_streams import EventStream
 from .http_common import SESSION_HEADER, accepts
 from .http_options import HttpOptions
-from .http_responses import EventStreamResponse, JSONBytesResponse, error_response, followed_stream, too_busy
+from .http_responses import (
+    KEEP_ALIVE_SECONDS,
+    EventStreamResponse,
+    JSONBytesResponse,
+    error_response,
+    followed_stream,
+    too_busy,
+    unavailable,
+)
 from .http_scopes import RequiredScopes, caller, owns, scope_refusal
 from .http_sessions import SessionTable
 from .http_writer import STANDALONE
+
+logger = logging.getLogger("mcp_kit.http")
 
 
 class StreamableHTTP:
@@ -37,11 +51,19 @@ class StreamableHTTP:
         self.options = options
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
 
-    def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
+    async def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
-        served = self.table.touch(session_id)
+        if not self.table.shared:
+            served = self.table.touch(session_id)
+        else:
+            try:
+                served = await self.table.find(session_id)
+            except BackendUnavailable as exc:
+                return unavailable(str(exc))
+            except JSONRPCError:
+                return too_busy()
         if served is None or (served.owner is not None and not owns(served, request)):  # not another caller's
             return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
         return served
@@ -62,7 +84,7 @@ class StreamableHTTP:
             served.owner = session_owner(principal)
             headers["Mcp-Session-Id"] = served.session_id
         else:
-            found = self._session(request)
+            found = await self._session(request)
             if isinstance(found, HTTPResponse):
                 return found
             served = found
@@ -76,9 +98,9 @@ class StreamableHTTP:
         if not requests:
             await dispatcher.feed(decoded, principal=principal)
             return HTTPResponse(status_code=202)
-        stream = writer.streams.open()
-        duplicates = writer.bind(requests, stream)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
+        stream = writer.streams.open(resumable=not json_reply)  # a JSON reply can never be resumed: not kept
+        duplicates = writer.bind(requests, stream)
         if not json_reply and served.connection.primes_event_streams():
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
         if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
@@ -110,12 +132,14 @@ class StreamableHTTP:
         """A request's events as SSE. Long-lived streams (GET, resumption) get keep-alive pings and disconnect handling."""
         if stream.id != STANDALONE and start == 0:
             return EventStreamResponse(stream, self.options.retry_ms, headers)
+        if stream.id != STANDALONE:
+            stream.followed = True
         return followed_stream(stream, start=start, retry_ms=self.options.retry_ms, headers=headers)
 
     async def get(self, request: HTTPRequest) -> HTTPResponse:
         if not accepts(request, "text/event-stream"):
             return error_response(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
-        found = self._session(request)
+        found = await self._session(request)
         if isinstance(found, HTTPResponse):
             return found
         writer = found.writer
@@ -133,15 +157,67 @@ class StreamableHTTP:
                                           {"Allow": "GET, POST, DELETE"})
                 request.state.rpc_method = f"resume {stream.id}"
                 return self._sse_reply(stream, {}, start=position)
+            if writer.streams.forgotten(last_event_id):  # complete and written whole, or past its grace
+                return error_response(405, INVALID_REQUEST, f"Method Not Allowed: the stream of event {last_event_id} "
+                                      "is complete, or past its resumption window; nothing to resume",
+                                      {"Allow": "GET, POST, DELETE"})
+            if self.table.shared:  # a stream another process served: follow its copy in the event log
+                remote = await self._resume_elsewhere(request, found.session_id, last_event_id)
+                if remote is not None:
+                    return remote
+        writer.holds_standalone = True
         standalone = writer.standalone()
         if standalone.consumers:
             return error_response(409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
         return self._sse_reply(standalone, {}, start=standalone.index_after(None)
                                if not last_event_id else standalone.dropped + len(standalone.events))
 
-    def delete(self, request: HTTPRequest) -> HTTPResponse:
-        found = self._session(request)
+    async def _resume_elsewhere(self, request: HTTPRequest, session_id: str, last_event_id: str) -> HTTPResponse | None:
+        stream_id, _, seq = last_event_id.rpartition("-")
+        if not seq.isdigit():
+            return None
+        backend = self.table.backend
+        try:
+            first, finished, exists = await backend.read_events(session_id, stream_id, int(seq), 0)
+        except BackendUnavailable as exc:
+            return unavailable(str(exc))
+        if not exists:
+            return None
+        if finished and not first:
+            return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream_id} is complete and its "
+                                  "last event was delivered; nothing to resume", {"Allow": "GET, POST, DELETE"})
+        request.state.rpc_method = f"resume {stream_id} (shared)"
+        return EventSourceResponse(_follow_log(backend, session_id, stream_id, int(seq), first, finished),
+                                   headers={"Cache-Control": "no-cache, no-transform"}, ping=KEEP_ALIVE_SECONDS, sep="\n")
+
+    async def delete(self, request: HTTPRequest) -> HTTPResponse:
+        found = await self._session(request)
         if isinstance(found, HTTPResponse):
             return found
-        self.table.end_streamable(found.session_id)
+        try:
+            await self.table.end_everywhere(found.session_id)
+        except BackendUnavailable as exc:
+            return unavailable(str(exc))
         return HTTPResponse(status_code=200)
+
+
+async def _follow_log(backend: Backend, session_id: str, stream_id: str, after: int, first: list[tuple[int, bytes]],
+                      finished: bool) -> AsyncIterator[ServerSentEvent]:
+    """The events of a stream's copy in the event log after `after` (`first` already read), until its end
+    mark (or the copy expires)."""
+    entries = first
+    last = after
+    while True:
+        for seq, data in entries:
+            last = seq
+            if data:
+                yield ServerSentEvent(data=data.decode(), id=f"{stream_id}-{seq}", event="message")
+        if finished:
+            return
+        try:
+            entries, finished, exists = await backend.read_events(session_id, stream_id, last, 1.0)
+        except BackendUnavailable as exc:
+            logger.warning("session %s: following stream %s stopped: %s", session_id, stream_id, exc)
+            return
+        if not exists:
+            return

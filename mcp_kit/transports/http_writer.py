@@ -6,13 +6,22 @@ answered, or released (cancelled): a cancelled request's stream ends with a -328
 `answer_cancelled` (the handshake era, whose streams end only with an answer, also on replay),
 silently otherwise (2026-07-28). Messages that belong to no open request go to the standalone stream.
 
+With a shared backend the writer copies the events of each followed stream (one whose reply was
+not written whole: the client reads it as it comes) into the backend's event log (`mirror`), and keeps standalone messages only once a GET stream was opened on this process
+(`holds_standalone`): the process holding a session's GET stream delivers its notifications;
+copies of the session on other processes drop theirs.
+
 Must not import: session, server, or anything MCP.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from ..jsonrpc import ErrorResponse, Message, Request, RequestId, Response, encode_message
-from .event_streams import EventStream, SessionStreams
+from .event_streams import EventStream, SessionStreams, StoreBudget
+
+Mirror = Callable[[str, list[tuple[int, bytes]], bool], Awaitable[None]]
 
 STANDALONE = "standalone"
 REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's RequestCancelled; what the SDK sends)
@@ -21,9 +30,11 @@ REQUEST_CANCELLED = -32800  # ends the stream of a cancelled request (as LSP's R
 class StreamableWriter:
     """A session's MessageWriter: routes messages to per-request streams (see the module docstring)."""
 
-    def __init__(self, answer_cancelled: bool = True) -> None:
-        self.streams = SessionStreams()
+    def __init__(self, answer_cancelled: bool = True, budget: StoreBudget | None = None, prefix: str = "s") -> None:
+        self.streams = SessionStreams(budget=budget, prefix=prefix)
         self.answer_cancelled = answer_cancelled
+        self.mirror: Mirror | None = None  # copies resumable events to a shared backend
+        self.holds_standalone = True  # False for a shared session until a GET stream opens here
         self._stream_of: dict[RequestId, EventStream] = {}
         self._pending: dict[str, set[RequestId]] = {}
 
@@ -42,6 +53,8 @@ class StreamableWriter:
             self._stream_of[request.id] = stream
         if bound:
             self._pending[stream.id] = bound
+        if self.mirror is not None and stream.owner is not None:
+            stream.copier = self._copy
         return duplicates
 
     def standalone(self) -> EventStream:
@@ -57,6 +70,8 @@ class StreamableWriter:
         key = answered[0] if answered else related_to
         stream = self._stream_of.get(key) if key is not None else None
         if stream is None:
+            if not self.holds_standalone:
+                return  # a shared session: the process holding its GET stream delivers this
             stream = self.standalone()
             stream.append(encode_message(message))
             if len(stream.events) > self.streams.max_events:
@@ -64,6 +79,24 @@ class StreamableWriter:
             return
         stream.append(encode_message(message), answer=bool(answered))
         self._settle(stream, answered)
+        if self.mirror is not None and stream.followed and stream.owner is not None:
+            await self._copy(stream)
+
+    async def _copy(self, stream: EventStream) -> None:
+        """Copy the events of a followed stream not copied yet (its backlog too) to the shared event log.
+
+        A reply written whole is never copied: only the process that wrote it could be asked to resume it.
+        """
+        assert self.mirror is not None
+        pending: list[tuple[int, bytes]] = []
+        for event in stream.events:
+            seq = int(event.id.rsplit("-", 1)[1])
+            if seq > stream.mirrored:
+                pending.append((seq, event.data))
+        if pending:
+            stream.mirrored = pending[-1][0]
+        if pending or stream.finished:
+            await self.mirror(stream.id, pending, stream.finished)
 
     def release(self, request_id: RequestId) -> None:
         """The request ended without an answer (cancelled): end its stream once nothing else is pending."""

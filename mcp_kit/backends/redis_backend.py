@@ -1,0 +1,323 @@
+"""The Redis backend: every process of a deployment shares sessions, event streams, the bus, leases
+and the request-state key through one Redis (or Redis Cluster).
+
+Keys (prefix `mcp`, changeable with `?prefix=`), each session's under one hash tag so a cluster
+keeps them on one node:
+
+    mcp:{<session id>}:state        the session record (JSON), TTL = the session TTL, renewed per request
+    mcp:{<session id>}:ev:<stream>  a Redis stream of one SSE stream's events (seq, data), then an end
+                                    mark; at most MAX_STREAM_EVENTS entries, TTL = the resumption grace
+    mcp:{<session id>}:legacy       the process holding a legacy `/sse` stream, TTL renewed while open
+    mcp:{lease:<sha1 of name>}      a lease (a watcher running once per deployment), renewed by its holder
+    mcp:{secret}                    the request-state signing key, created once by whichever process is first
+    mcp:bus                         the pub/sub channel every process listens on
+
+The client comes from the URL: `redis://host:port/db`, `rediss://` (TLS), `unix:///path.sock`,
+`redis+cluster://host:port` or `?cluster=1` (Redis Cluster; pub/sub goes through the node the URL
+names, since a cluster broadcasts PUBLISH to every node). Every operation is bounded by
+`?timeout=` seconds (default 2): past it, or with Redis gone, `BackendUnavailable`. At most
+`?max_connections=` (default 128) connections per process (per node in a cluster); a call past
+that waits for a free one within the timeout. The client
+retries a failed command with exponential backoff, and the bus listener reconnects with backoff
+(1/10 s doubling to 5 s), logging what it missed.
+
+Must not import anything of mcp_kit outside `backends`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+
+import anyio
+import orjson
+
+try:
+    from redis import asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import RedisError
+except ImportError as missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError("the Redis backend needs the redis package: pip install 'mcp-kit[redis]'") from missing
+
+from .base import BackendUnavailable, BusHandler
+
+logger = logging.getLogger("mcp_kit.backend")
+
+T = TypeVar("T")
+
+MAX_STREAM_EVENTS = 1000  # entries kept per resumable stream (approximately: MAXLEN ~)
+EVENT_GRACE = 60  # seconds a stream's copy lives after its last event
+LEASE_MS = 10_000  # a lease lapses this long after its holder stops renewing it
+HOLDER_TTL = 90  # seconds a legacy-stream holder record lives without renewal
+
+_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+DEFAULT_MAX_CONNECTIONS = 128  # per process (per node in a cluster); more requests wait for one, within the timeout
+
+
+def parse_url(url: str) -> tuple[str, bool, str, float]:
+    """(client URL, cluster?, key prefix, timeout) from a backend URL (`max_connections` stays in the client URL)."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    cluster = parts.scheme.endswith("+cluster") or query.pop("cluster", ["0"])[0] in ("1", "true", "yes")
+    prefix = query.pop("prefix", ["mcp"])[0]
+    timeout = float(query.pop("timeout", ["2"])[0])
+    scheme = parts.scheme.removesuffix("+cluster")
+    rest = urlencode({k: v[0] for k, v in query.items()})
+    return urlunsplit((scheme, parts.netloc, parts.path, rest, parts.fragment)), cluster, prefix, timeout
+
+
+class RedisBackend:
+    """Sessions, event streams, bus, leases and key on Redis (see the module docstring)."""
+
+    shared = True
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        client_url, self.cluster, self.prefix, self.timeout = parse_url(url)
+        self.process_id = uuid.uuid4().hex[:12]
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 2)
+        common: dict[str, Any] = {"socket_timeout": self.timeout, "socket_connect_timeout": min(self.timeout, 1.0),
+                                  "retry": retry}
+        limit = int(parse_qs(urlsplit(client_url).query).get("max_connections", [DEFAULT_MAX_CONNECTIONS])[0])
+        if self.cluster:
+            self.client: Any = aioredis.RedisCluster.from_url(client_url, max_connections=limit, **common)
+            self._pubsub_client: Any = aioredis.Redis.from_url(client_url, **common)
+        else:  # a bounded pool: past `limit` connections a call waits for one (within the timeout), never fails at once
+            pool = aioredis.BlockingConnectionPool.from_url(client_url, max_connections=limit, timeout=self.timeout,
+                                                            health_check_interval=10, **common)
+            self.client = aioredis.Redis.from_pool(pool)  # owns the pool: closing the client closes it
+            self._pubsub_client = self.client
+        self._handlers: dict[str, list[BusHandler]] = {}
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._channel = f"{self.prefix}:bus"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Start listening on the bus (and check Redis answers: a warning, not a failure, when it does not)."""
+        if self._listener is None:
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+        try:
+            with anyio.fail_after(self.timeout + 1):
+                await self._listening.wait()
+        except TimeoutError:
+            logger.warning("Redis at %s does not answer yet; requests that need it get 503 until it does",
+                           _safe(self.url))
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+            self._listener = None
+        with contextlib.suppress(Exception):
+            await self.client.aclose()
+        if self._pubsub_client is not self.client:
+            with contextlib.suppress(Exception):
+                await self._pubsub_client.aclose()
+
+    async def _op(self, what: str, call: Coroutine[Any, Any, T]) -> T:
+        """Run one Redis call within the timeout; BackendUnavailable otherwise."""
+        try:
+            with anyio.fail_after(self.timeout * 2):
+                return await call
+        except TimeoutError:
+            raise BackendUnavailable(f"Redis did not answer in time ({what})") from None
+        except (RedisError, OSError) as exc:
+            raise BackendUnavailable(f"Redis is unavailable ({what}): {exc}") from None
+
+    # ------------------------------------------------------------------ keys
+
+    def _key(self, session_id: str, what: str) -> str:
+        return f"{self.prefix}:{{{session_id}}}:{what}"
+
+    # ------------------------------------------------------------------ session registry
+
+    async def load_session(self, session_id: str, ttl: float) -> bytes | None:
+        data = await self._op("load session", self.client.getex(self._key(session_id, "state"), ex=max(1, int(ttl))))
+        return bytes(data) if data is not None else None
+
+    async def save_session(self, session_id: str, record: bytes, ttl: float) -> None:
+        await self._op("save session", self.client.set(self._key(session_id, "state"), record, ex=max(1, int(ttl))))
+
+    async def delete_session(self, session_id: str) -> None:
+        await self._op("delete session", self.client.delete(self._key(session_id, "state")))
+
+    async def set_holder(self, kind: str, session_id: str, ttl: float = HOLDER_TTL) -> None:
+        await self._op("set holder", self.client.set(self._key(session_id, kind), self.process_id,
+                                                     ex=max(1, int(ttl))))
+
+    async def holder(self, kind: str, session_id: str) -> str | None:
+        data = await self._op("find holder", self.client.get(self._key(session_id, kind)))
+        return data.decode() if isinstance(data, bytes) else data
+
+    async def drop_holder(self, kind: str, session_id: str) -> None:
+        await self._op("drop holder", self.client.delete(self._key(session_id, kind)))
+
+    # ------------------------------------------------------------------ event log
+
+    async def append_events(self, session_id: str, stream_id: str, events: list[tuple[int, bytes]],
+                            finished: bool = False) -> None:
+        key = self._key(session_id, f"ev:{stream_id}")
+        pipe = self.client.pipeline(transaction=False)
+        for seq, data in events:
+            pipe.xadd(key, {"q": seq, "d": data}, maxlen=MAX_STREAM_EVENTS, approximate=True)
+        if finished:
+            pipe.xadd(key, {"end": 1}, maxlen=MAX_STREAM_EVENTS, approximate=True)
+        pipe.expire(key, EVENT_GRACE)
+        await self._op("append events", pipe.execute())
+
+    async def read_events(self, session_id: str, stream_id: str, after: int, wait: float
+                          ) -> tuple[list[tuple[int, bytes]], bool, bool]:
+        key = self._key(session_id, f"ev:{stream_id}")
+        entries = await self._op("read events", self.client.xrange(key))
+        if not entries:
+            return [], False, False
+        found, finished, last_id = _entries(entries, after)
+        if found or finished or wait <= 0:
+            return found, finished, True
+        block = max(1, int(min(wait, self.timeout / 2) * 1000))
+        more = await self._op("follow events", self.client.xread({key: last_id}, block=block))
+        for _, stream_entries in more or ():
+            extra, finished, _ = _entries(stream_entries, after)
+            found.extend(extra)
+        return found, finished, True
+
+    # ------------------------------------------------------------------ bus
+
+    async def publish(self, kind: str, payload: dict[str, Any]) -> None:
+        message = orjson.dumps({**payload, "k": kind, "o": self.process_id})
+        await self._op(f"publish {kind}", self._pubsub_client.publish(self._channel, message))
+
+    def on(self, kind: str, handler: BusHandler) -> None:
+        self._handlers.setdefault(kind, []).append(handler)
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        lost = False
+        while True:
+            pubsub = self._pubsub_client.pubsub()
+            try:
+                await pubsub.subscribe(self._channel)
+                if lost:
+                    logger.warning("bus reconnected to Redis; messages published while it was away were missed")
+                lost = False
+                delay = 0.1
+                self._listening.set()
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
+                    if message is not None and message.get("type") == "message":
+                        self._dispatch(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._listening.clear()
+                if not lost:
+                    logger.warning("bus lost its Redis connection (%s); reconnecting with backoff", exc)
+                lost = True
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    def _dispatch(self, data: bytes) -> None:
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            logger.warning("dropping an undecodable bus message (%d bytes)", len(data))
+            return
+        if message.get("o") == self.process_id:
+            return
+        for handler in self._handlers.get(message.get("k", ""), ()):
+            try:
+                handler(message)
+            except Exception:
+                logger.exception("bus handler failed on a %s message", message.get("k"))
+
+    # ------------------------------------------------------------------ leases
+
+    async def run_exclusive(self, name: str, work: Callable[[], Awaitable[None]], standby: Callable[[], None]) -> None:
+        key = f"{self.prefix}:{{lease:{hashlib.sha1(name.encode()).hexdigest()}}}"
+        token = f"{self.process_id}:{uuid.uuid4().hex[:8]}"
+        told = False
+        while True:
+            try:
+                got = await self._op("acquire lease", self.client.set(key, token, nx=True, px=LEASE_MS))
+            except BackendUnavailable as exc:
+                logger.warning("lease %s: %s; retrying", name[:200], exc)
+                got = False
+            if not got:
+                if not told:
+                    told = True
+                    standby()
+                await anyio.sleep(LEASE_MS / 3000)
+                continue
+            lost = False
+            async with anyio.create_task_group() as tg:
+                async def renew() -> None:
+                    nonlocal lost
+                    while True:
+                        await anyio.sleep(LEASE_MS / 3000)
+                        try:
+                            kept = await self._op("renew lease", self.client.eval(_RENEW, 1, key, token, LEASE_MS))
+                        except BackendUnavailable:
+                            kept = 1  # keep working; the lease lapses by itself if Redis stays away
+                        if not kept:
+                            lost = True
+                            logger.warning("lease %s was lost; stopping its work until it is regained", name[:200])
+                            tg.cancel_scope.cancel()
+                            return
+
+                tg.start_soon(renew)
+                await work()
+                tg.cancel_scope.cancel()
+            if lost:
+                continue
+            with contextlib.suppress(BackendUnavailable):
+                await self._op("release lease", self.client.eval(_RELEASE, 1, key, token))
+            return
+
+    # ------------------------------------------------------------------ request-state key
+
+    async def shared_secret(self) -> bytes:
+        key = f"{self.prefix}:{{secret}}"
+        await self._op("create key", self.client.set(key, os.urandom(32).hex(), nx=True))
+        value = await self._op("read key", self.client.get(key))
+        return bytes.fromhex(value.decode() if isinstance(value, bytes) else value)
+
+
+def _entries(entries: list[Any], after: int) -> tuple[list[tuple[int, bytes]], bool, Any]:
+    found: list[tuple[int, bytes]] = []
+    finished = False
+    last_id: Any = "0-0"
+    for entry_id, fields in entries:
+        last_id = entry_id
+        if b"end" in fields:
+            finished = True
+            continue
+        seq = int(fields[b"q"])
+        if seq > after:
+            found.append((seq, bytes(fields[b"d"])))
+    return found, finished, last_id
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for logs."""
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return url
