@@ -43,8 +43,12 @@ class Wire:
                 await self._changed.wait()
 
 
+UNENCODABLE = "bad\udcff.txt"  # a lone surrogate: no JSON encoder carries it
+
+
 class Handler:
-    """`wait` blocks until cancelled (recording what the dispatcher said meanwhile); `notify` may raise."""
+    """`wait` blocks until cancelled (recording what the dispatcher said meanwhile); `unencodable` returns a
+    result no JSON can carry, replaced as `substitute` says; `notify` may raise."""
 
     def __init__(self) -> None:
         self.dispatcher: Dispatcher | None = None
@@ -54,6 +58,7 @@ class Handler:
         self.notifications: list[str] = []
         self.fail_notifications = False
         self.closed = False
+        self.substitute = "raise"  # or "unencodable": the replacement cannot be encoded either
 
     async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         assert self.dispatcher is not None
@@ -65,6 +70,8 @@ class Handler:
             except anyio.get_cancelled_exc_class():
                 self.seen_while_cancelled[request.id] = self.dispatcher.was_cancelled(request.id)
                 raise
+        if request.method == "unencodable":
+            return {"text": UNENCODABLE}
         return {"echo": request.method}
 
     async def handle_notification(self, notification: Notification) -> None:
@@ -76,7 +83,9 @@ class Handler:
         return True
 
     def unencodable_result(self, request: Request, error: Exception) -> Any:
-        raise error
+        if self.substitute == "unencodable":
+            return {"text": "still " + UNENCODABLE}
+        raise RuntimeError(f"no replacement for {request.method}")  # a handler bug: the dispatcher answers anyway
 
     def close(self) -> None:
         self.closed = True
@@ -185,3 +194,56 @@ async def test_concurrent_outbound_requests_get_distinct_ids_and_their_own_answe
             for frame in reversed(sent):  # answered in the opposite order
                 await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": frame["method"]}))
         assert results == {"x/one": "x/one", "x/two": "x/two", "x/three": "x/three"}
+
+
+def answers(wire: Wire, request_id: Any) -> list[dict[str, Any]]:
+    """Every answer to `request_id`, batch answers included."""
+    flat = [m for f in wire.frames for m in (f if isinstance(f, list) else [f])]
+    return [m for m in flat if "method" not in m and m.get("id") == request_id]
+
+
+async def test_an_unencodable_result_whose_replacement_fails_is_still_answered_with_an_internal_error() -> None:
+    async with running() as (dispatcher, wire, _):
+        await dispatcher.feed_frame(request(1, "unencodable"))
+        answer = await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 1)
+        assert answer["error"]["code"] == -32603
+        assert "cannot be encoded as JSON" in answer["error"]["message"]
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
+        assert len(answers(wire, 1)) == 1
+
+
+async def test_a_replacement_that_cannot_be_encoded_either_falls_back_to_a_bare_error() -> None:
+    async with running() as (dispatcher, wire, handler):
+        handler.substitute = "unencodable"
+        await dispatcher.feed_frame(request(1, "unencodable"))
+        answer = await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 1)
+        assert answer["error"] == {"code": -32603, "message": "Internal error: the answer cannot be encoded as JSON"}
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
+        assert len(answers(wire, 1)) == 1
+
+
+async def test_a_batch_with_an_unencodable_answer_is_answered_one_by_one_each_exactly_once() -> None:
+    async with running() as (dispatcher, wire, _):
+        await dispatcher.feed_frame(b"[" + request(1, "ping") + b"," + request(2, "unencodable") + b","
+                                    + request(3, "pong") + b"]")
+        with anyio.fail_after(5):
+            await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 2)
+            await dispatcher.wait_idle()
+        assert answers(wire, 1) == [{"jsonrpc": "2.0", "id": 1, "result": {"echo": "ping"}}]
+        assert answers(wire, 3) == [{"jsonrpc": "2.0", "id": 3, "result": {"echo": "pong"}}]
+        [replaced] = answers(wire, 2)
+        assert replaced["error"]["code"] == -32603 and "cannot be encoded as JSON" in replaced["error"]["message"]
+
+
+async def test_a_batch_frees_its_ids_once_answered() -> None:
+    async with running() as (dispatcher, wire, _):
+        await dispatcher.feed_frame(b"[" + request(1, "ping") + b"," + request(2, "ping") + b"]")
+        await wire.wait_for(lambda f: isinstance(f, list))
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
+        assert dispatcher.in_flight == 0
+        await dispatcher.feed_frame(request(1, "again"))  # the id is free: answered, not -32600
+        again = await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 1)
+        assert again == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "again"}}

@@ -54,7 +54,8 @@ TARGETS = {
     # Focused on what decides that every request is answered exactly once, and cancellation: starting and
     # tracking a request, running it, cancelling it, batches. Left out: outbound requests, closing.
     "dispatcher": Target(
-        ("mcp_kit/dispatcher.py",), ("tests/test_dispatcher_cancellation.py", "tests/test_dispatcher.py"),
+        ("mcp_kit/dispatcher.py",),
+        ("tests/test_dispatcher_cancellation.py", "tests/test_dispatcher.py", "tests/test_dispatcher_cancel_race.py"),
         focus={"mcp_kit/dispatcher.py": frozenset({
             "feed", "_track", "_start", "_run", "_finished", "_answer", "_send_quietly", "_substitute", "_notification",
             "_batch", "_run_batch", "_answer_batch", "cancel", "was_cancelled", "stop", "wait_idle"})}),
