@@ -121,3 +121,53 @@ def test_symlink_loop_is_refused_with_a_clear_error(layout: Layout) -> None:
     os.symlink(layout.root / "loop_a", layout.root / "loop_b")
     with pytest.raises(FilesystemError, match="too many levels of symbolic links"):
         Sandbox([layout.root]).resolve(str(layout.root / "loop_a"))
+
+
+@pytest.mark.parametrize("inner_first", [False, True])
+def test_an_allowed_directory_inside_another_is_still_an_allowed_directory(layout: Layout, inner_first: bool) -> None:
+    """The deepest allowed directory holding a path is its anchor, whatever order the roots come in."""
+    inner = layout.root / "sub"
+    sandbox = Sandbox([inner, layout.root] if inner_first else [layout.root, inner])
+    itself = sandbox.resolve(str(inner))
+    assert itself.is_root  # so no tool may write over it, move or delete it
+    assert itself.anchor.path == str(inner)
+    below = sandbox.resolve(str(inner / "inner.txt"))
+    assert (below.anchor.path, below.parts) == (str(inner), ("inner.txt",))
+    assert not sandbox.resolve(str(layout.root / "ok.txt")).is_root
+
+
+def test_a_chain_of_links_as_long_as_the_limit_resolves_and_one_more_is_refused(layout: Layout) -> None:
+    from servers.filesystem.resolver import MAX_LINK_HOPS
+
+    chain = layout.root / "chain"
+    chain.mkdir()
+    (chain / "end.txt").write_text("end")
+    previous = "end.txt"
+    for index in range(MAX_LINK_HOPS + 1):  # link_0 -> end.txt, link_1 -> link_0, ...
+        os.symlink(previous, chain / f"link_{index}")
+        previous = f"link_{index}"
+    sandbox = Sandbox([layout.root])
+    longest = MAX_LINK_HOPS - 1  # following link_{N-1} takes N hops
+    assert sandbox.resolve(str(chain / f"link_{longest}")).path == chain / "end.txt"
+    with pytest.raises(FilesystemError, match="too many levels of symbolic links"):
+        sandbox.resolve(str(chain / f"link_{longest + 1}"))
+
+
+def test_a_relative_link_may_step_up_with_dot_dot_while_it_stays_inside(layout: Layout) -> None:
+    os.symlink("../ok.txt", layout.root / "sub" / "up")
+    os.symlink("../../outside/secret.txt", layout.root / "sub" / "up_out")
+    sandbox = Sandbox([layout.root])
+    assert sandbox.resolve(str(layout.root / "sub" / "up")).path == layout.root / "ok.txt"
+    with pytest.raises(AccessDenied, match="symbolic link"):
+        sandbox.resolve(str(layout.root / "sub" / "up_out"))
+
+
+def test_an_absolute_link_restarts_the_walk_at_its_target(layout: Layout) -> None:
+    """What the walk held before an absolute link is let go: `..` above the link's target is an escape,
+    even when the path would come back inside."""
+    os.symlink(str(layout.root), layout.root / "sub" / "to_root")
+    os.symlink("../root/ok.txt", layout.root / "out_and_back")
+    sandbox = Sandbox([layout.root])
+    assert sandbox.resolve(str(layout.root / "sub" / "to_root" / "ok.txt")).path == layout.root / "ok.txt"
+    with pytest.raises(AccessDenied, match="symbolic link"):
+        sandbox.resolve(str(layout.root / "sub" / "to_root" / "out_and_back"))
