@@ -171,3 +171,41 @@ def test_an_absolute_link_restarts_the_walk_at_its_target(layout: Layout) -> Non
     assert sandbox.resolve(str(layout.root / "sub" / "to_root" / "ok.txt")).path == layout.root / "ok.txt"
     with pytest.raises(AccessDenied, match="symbolic link"):
         sandbox.resolve(str(layout.root / "sub" / "to_root" / "out_and_back"))
+
+
+def test_names_that_sort_next_to_dot_dot_are_ordinary_names(layout: Layout) -> None:
+    """Only `..` itself steps up: `#notes`, `-x`, `...` or `..x` are names like any other."""
+    names = ["#notes.txt", "-x.txt", "!bang", " lead", "...", "..x", ".-x"]
+    for name in names:
+        (layout.root / name).write_text(name)
+        (layout.root / "sub" / name).write_text(name)
+    sandbox = Sandbox([layout.root])
+    for name in names:
+        assert sandbox.resolve(str(layout.root / name)).path == layout.root / name
+        assert sandbox.resolve(str(layout.root / "sub" / name)).path == layout.root / "sub" / name
+
+
+def test_a_walk_that_creates_says_whether_it_created_anything(layout: Layout) -> None:
+    sandbox = Sandbox([layout.root])
+    with sandbox.resolve(str(layout.root / "sub")).locate(create=True) as existing:
+        assert existing.created is False and existing.rest == ()
+    with sandbox.resolve(str(layout.root / "made" / "deeper")).locate(create=True) as made:
+        assert made.created is True and made.rest == ()
+    assert (layout.root / "made" / "deeper").is_dir()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_a_refused_walk_closes_every_descriptor_it_opened(layout: Layout) -> None:
+    os.symlink(layout.root / "loop_b", layout.root / "loop_a")
+    os.symlink(layout.root / "loop_a", layout.root / "loop_b")
+    os.symlink(layout.outside, layout.root / "sub" / "out")
+    sandbox = Sandbox([layout.root])
+    refused = [str(layout.root / "sub" / "out" / "secret.txt"),  # escape, two directories deep
+               str(layout.root / "ok.txt" / "below_a_file" / "x"),  # a parent that is not a directory
+               str(layout.root / "loop_a")]  # too many links
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        for path in refused:
+            with pytest.raises(FilesystemError):
+                sandbox.resolve(path)
+    assert len(os.listdir("/proc/self/fd")) == before
