@@ -7,32 +7,47 @@ against the survivors of `bin/mutate dispatcher` (docs/TESTING.md).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
 import pytest
 
 from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import Notification, Request, encode_message
+from mcp_kit.jsonrpc import JSONRPCError, Notification, Request, encode_message
 
 pytestmark = pytest.mark.anyio
 
 
 class Wire:
-    """Every frame the dispatcher sends, and a way to wait for one."""
+    """Every frame the dispatcher sends, and a way to wait for one; `broken` makes every send fail."""
 
     def __init__(self) -> None:
         self.frames: list[Any] = []
+        self.broken = False
+        self.attempts = 0
         self._changed = anyio.Event()
 
     async def send(self, message: Any, related_to: Any = None) -> None:
-        self.frames.append(json.loads(encode_message(message)))
-        self._changed.set()
-        self._changed = anyio.Event()
+        self.attempts += 1
+        try:
+            frame = encode_message(message)  # an unencodable message fails here, as with a real writer
+            if self.broken:
+                raise ConnectionResetError("the peer went away")
+            self.frames.append(json.loads(frame))
+        finally:
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def wait_attempts(self, count: int, timeout: float = 5) -> None:
+        with anyio.fail_after(timeout):
+            while self.attempts < count:
+                await self._changed.wait()
 
     async def wait_for(self, predicate: Any, timeout: float = 5) -> Any:
         with anyio.fail_after(timeout):
@@ -58,7 +73,9 @@ class Handler:
         self.notifications: list[str] = []
         self.fail_notifications = False
         self.closed = False
-        self.substitute = "raise"  # or "unencodable": the replacement cannot be encoded either
+        # "raise": a handler bug; "unencodable": the replacement cannot be encoded either; "refuse": a JSON-RPC
+        # error; "plain": an ordinary replacement
+        self.substitute = "raise"
 
     async def handle_request(self, request: Request, principal: object | None = None) -> Any:
         assert self.dispatcher is not None
@@ -85,6 +102,10 @@ class Handler:
     def unencodable_result(self, request: Request, error: Exception) -> Any:
         if self.substitute == "unencodable":
             return {"text": "still " + UNENCODABLE}
+        if self.substitute == "plain":
+            return {"text": "replaced"}
+        if self.substitute == "refuse":
+            raise JSONRPCError(-32001, "the result is too strange to send", {"method": request.method})
         raise RuntimeError(f"no replacement for {request.method}")  # a handler bug: the dispatcher answers anyway
 
     def close(self) -> None:
@@ -247,3 +268,89 @@ async def test_a_batch_frees_its_ids_once_answered() -> None:
         await dispatcher.feed_frame(request(1, "again"))  # the id is free: answered, not -32600
         again = await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 1)
         assert again == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "again"}}
+
+
+async def test_a_replacement_refused_with_a_json_rpc_error_is_answered_with_that_error() -> None:
+    async with running() as (dispatcher, wire, handler):
+        handler.substitute = "refuse"
+        await dispatcher.feed_frame(request(1, "unencodable"))
+        answer = await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 1)
+        assert answer["error"] == {"code": -32001, "message": "the result is too strange to send",
+                                   "data": {"method": "unencodable"}}
+
+
+async def test_a_cancelled_request_inside_a_batch_leaves_the_others_answered() -> None:
+    async with running() as (dispatcher, wire, handler):
+        await dispatcher.feed_frame(b"[" + request(1, "wait") + b"," + request(2, "ping") + b"]")
+        await handler.started_event(1)
+        await dispatcher.feed_frame(cancelled(1))
+        batch = await wire.wait_for(lambda f: isinstance(f, list))
+        assert batch == [{"jsonrpc": "2.0", "id": 2, "result": {"echo": "ping"}}]
+        assert answers(wire, 1) == []
+
+
+async def test_wait_idle_returns_once_a_batch_in_flight_ends() -> None:
+    async with running() as (dispatcher, wire, handler):
+        await dispatcher.feed_frame(b"[" + request(1, "wait") + b"," + request(2, "ping") + b"]")
+        await handler.started_event(1)
+        idle = anyio.Event()
+
+        async def wait_idle() -> None:
+            await dispatcher.wait_idle()
+            idle.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_idle)
+            await anyio.wait_all_tasks_blocked()  # wait_idle is waiting
+            assert not idle.is_set() and dispatcher.in_flight == 2
+            await dispatcher.feed_frame(cancelled(1))  # the batch can end now
+            with anyio.fail_after(5):
+                await idle.wait()
+        assert dispatcher.in_flight == 0
+
+
+@contextlib.contextmanager
+def unretrieved_task_errors() -> Iterator[list[dict[str, Any]]]:
+    """What reaches the running loop's exception handler meanwhile: tasks that died of an exception nobody saw."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+    seen: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    try:
+        yield seen
+    finally:
+        gc.collect()
+        loop.set_exception_handler(previous)
+
+
+async def test_a_writer_that_fails_ends_every_request_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peer is gone: a failing send ends the request (single, replaced or batched), frees its id and
+    leaves no task dead of an exception nobody retrieves."""
+    # a captured log record holding the exception would keep a dead task alive, and so unreported
+    monkeypatch.setattr(logging.getLogger("mcp_kit.dispatcher"), "disabled", True)
+    with unretrieved_task_errors() as seen:
+
+        async def dies() -> None:
+            raise RuntimeError("unseen")
+
+        orphan = asyncio.get_running_loop().create_task(dies())
+        await asyncio.wait([orphan])
+        del orphan
+        gc.collect()
+        assert len(seen) == 1  # the detector works: an unretrieved task exception is reported
+        seen.clear()
+
+        async with running() as (dispatcher, wire, handler):
+            handler.substitute = "plain"
+            wire.broken = True
+            await dispatcher.feed_frame(b"[" + request(1, "ping") + b"," + request(2, "ping") + b"]")
+            await wire.wait_attempts(1)  # the batch's answer failed and the batch task ended with it
+            assert dispatcher.in_flight == 0
+            await dispatcher.feed_frame(request(3, "ping"))
+            await dispatcher.feed_frame(request(4, "unencodable"))  # EncodeError, then its replacement fails
+            await wire.wait_attempts(4)
+            with anyio.fail_after(5):
+                await dispatcher.wait_idle()
+            assert wire.frames == []
+        gc.collect()
+    assert seen == []
