@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mcp_kit.dispatcher import Dispatcher
@@ -25,11 +26,13 @@ pytestmark = pytest.mark.anyio
 
 
 class Wire:
-    """Every frame the dispatcher sends, and a way to wait for one; `broken` makes every send fail."""
+    """Every frame the dispatcher sends, and a way to wait for one; `broken` makes every send fail, `gone`
+    those related to the listed requests (their stream is gone)."""
 
     def __init__(self) -> None:
         self.frames: list[Any] = []
         self.broken = False
+        self.gone: set[Any] = set()
         self.attempts = 0
         self._changed = anyio.Event()
 
@@ -37,7 +40,7 @@ class Wire:
         self.attempts += 1
         try:
             frame = encode_message(message)  # an unencodable message fails here, as with a real writer
-            if self.broken:
+            if self.broken or (related_to is not None and related_to in self.gone):
                 raise ConnectionResetError("the peer went away")
             self.frames.append(json.loads(frame))
         finally:
@@ -352,5 +355,35 @@ async def test_a_writer_that_fails_ends_every_request_quietly(monkeypatch: pytes
             with anyio.fail_after(5):
                 await dispatcher.wait_idle()
             assert wire.frames == []
+        await anyio.lowlevel.checkpoint()  # the loop runs the done callbacks that let go of finished tasks
         gc.collect()
     assert seen == []
+
+
+async def test_cancel_says_whether_it_cancelled_anything() -> None:
+    async with running() as (dispatcher, wire, handler):
+        await dispatcher.feed_frame(request(1, "wait"))
+        await handler.started_event(1)
+        assert dispatcher.cancel([1]) is False  # not an id
+        assert dispatcher.cancel(2) is False  # not in flight
+        assert dispatcher.in_flight == 1
+        assert dispatcher.cancel(1) is True
+        with anyio.fail_after(5):
+            await dispatcher.wait_idle()
+        assert handler.seen_while_cancelled == {1: True} and wire.frames == []
+
+
+async def test_an_answer_that_cannot_be_delivered_does_not_stop_the_rest_of_its_batch() -> None:
+    """A batch whose array cannot be encoded is answered one by one; one answer failing to go out (its
+    request's stream is gone) leaves the others answered."""
+    async with running() as (dispatcher, wire, handler):
+        handler.substitute = "plain"
+        wire.gone = {5}
+        await dispatcher.feed_frame(b"[" + request(5, "ping") + b"," + request(6, "unencodable") + b","
+                                    + request(7, "pong") + b"]")
+        with anyio.fail_after(5):
+            await wire.wait_for(lambda f: isinstance(f, dict) and f.get("id") == 7)
+            await dispatcher.wait_idle()
+        assert answers(wire, 5) == []
+        assert answers(wire, 6) == [{"jsonrpc": "2.0", "id": 6, "result": {"text": "replaced"}}]
+        assert answers(wire, 7) == [{"jsonrpc": "2.0", "id": 7, "result": {"echo": "pong"}}]

@@ -203,8 +203,11 @@ def test_posix_opens_report_a_link_as_a_link_and_nothing_else_as_one(tmp_path) -
         with pytest.raises(FileNotFoundError) as missing:
             root.open_file("missing")
         assert not isinstance(missing.value, LinkEncountered)
+        descriptors = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
         with pytest.raises(NotRegularFile):
-            root.open_file("dir")
+            root.open_file("dir")  # opened, found not to be a regular file, and closed again
+        if descriptors is not None:
+            assert len(os.listdir("/proc/self/fd")) == descriptors
         opened = root.open_directory("dir")
         assert opened.path == str(tmp_path / "dir")
         opened.close()

@@ -192,6 +192,10 @@ def test_a_walk_that_creates_says_whether_it_created_anything(layout: Layout) ->
     with sandbox.resolve(str(layout.root / "made" / "deeper")).locate(create=True) as made:
         assert made.created is True and made.rest == ()
     assert (layout.root / "made" / "deeper").is_dir()
+    with pytest.raises(FilesystemError, match="exists and is not a directory"):
+        sandbox.resolve(str(layout.root / "ok.txt")).locate(create=True)
+    with pytest.raises(FilesystemError, match="A parent of .* is not a directory"):
+        sandbox.resolve(str(layout.root / "sub" / "inner.txt" / "below"))
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
