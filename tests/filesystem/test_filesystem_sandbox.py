@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,27 @@ def test_a_refused_walk_closes_every_descriptor_it_opened(layout: Layout) -> Non
             with pytest.raises(FilesystemError):
                 sandbox.resolve(path)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_link_target_with_dot_components_is_followed_to_its_end(layout: Layout) -> None:
+    os.symlink("./sub/./inner.txt", layout.root / "dotted")
+    assert Sandbox([layout.root]).resolve(str(layout.root / "dotted")).path == layout.root / "sub" / "inner.txt"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="patches the POSIX descriptor layer")
+def test_a_directory_removed_between_looking_and_opening_is_looked_at_again(
+        layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk saw `sub` as a directory; it is gone when opened: looked at again, it is simply missing."""
+    from servers.filesystem.native import posix
+
+    opened = posix.FdDirectory.open_directory
+
+    def racing(self: posix.FdDirectory, name: str) -> posix.FdDirectory:
+        if name == "sub" and (layout.root / "sub").exists():
+            (layout.root / "sub").rename(layout.base / "moved_away")  # the race, at the worst moment
+        return opened(self, name)
+
+    monkeypatch.setattr(posix.FdDirectory, "open_directory", racing)
+    resolved = Sandbox([layout.root]).resolve(str(layout.root / "sub" / "inner.txt"))
+    assert resolved.path == layout.root / "sub" / "inner.txt"
+    assert not resolved.exists()
