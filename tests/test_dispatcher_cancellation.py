@@ -92,6 +92,8 @@ class Handler:
                 raise
         if request.method == "unencodable":
             return {"text": UNENCODABLE}
+        if request.method == "boom":
+            raise RuntimeError("a bug in the handler")
         return {"echo": request.method}
 
     async def handle_notification(self, notification: Notification) -> None:
@@ -292,10 +294,12 @@ async def test_a_cancelled_request_inside_a_batch_leaves_the_others_answered() -
         assert answers(wire, 1) == []
 
 
-async def test_wait_idle_returns_once_a_batch_in_flight_ends() -> None:
+@pytest.mark.parametrize("others", [b"", b"," + request(2, "ping")], ids=["alone", "with another"])
+async def test_wait_idle_returns_once_a_batch_in_flight_ends(others: bytes) -> None:
     async with running() as (dispatcher, wire, handler):
-        await dispatcher.feed_frame(b"[" + request(1, "wait") + b"," + request(2, "ping") + b"]")
+        await dispatcher.feed_frame(b"[" + request(1, "wait") + others + b"]")
         await handler.started_event(1)
+        in_flight = dispatcher.in_flight
         idle = anyio.Event()
 
         async def wait_idle() -> None:
@@ -305,7 +309,7 @@ async def test_wait_idle_returns_once_a_batch_in_flight_ends() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(wait_idle)
             await anyio.wait_all_tasks_blocked()  # wait_idle is waiting
-            assert not idle.is_set() and dispatcher.in_flight == 2
+            assert not idle.is_set() and in_flight == (2 if others else 1)
             await dispatcher.feed_frame(cancelled(1))  # the batch can end now
             with anyio.fail_after(5):
                 await idle.wait()
@@ -387,3 +391,12 @@ async def test_an_answer_that_cannot_be_delivered_does_not_stop_the_rest_of_its_
         assert answers(wire, 5) == []
         assert answers(wire, 6) == [{"jsonrpc": "2.0", "id": 6, "result": {"text": "replaced"}}]
         assert answers(wire, 7) == [{"jsonrpc": "2.0", "id": 7, "result": {"echo": "pong"}}]
+
+
+async def test_a_handler_bug_inside_a_batch_is_answered_with_an_internal_error_and_the_rest_goes_on() -> None:
+    async with running() as (dispatcher, wire, _):
+        await dispatcher.feed_frame(b"[" + request(1, "boom") + b"," + request(2, "ping") + b"]")
+        batch = await wire.wait_for(lambda f: isinstance(f, list))
+        by_id = {answer["id"]: answer for answer in batch}
+        assert by_id[1]["error"] == {"code": -32603, "message": "Internal error: RuntimeError: a bug in the handler"}
+        assert by_id[2]["result"] == {"echo": "ping"}
