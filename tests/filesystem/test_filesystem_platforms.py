@@ -214,3 +214,34 @@ def test_posix_opens_report_a_link_as_a_link_and_nothing_else_as_one(tmp_path) -
         os.close(root.open_file("file.txt"))
     finally:
         root.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the POSIX descriptor layer")
+@pytest.mark.parametrize("code", ["ESTALE", "EACCES", "EIO"])
+def test_posix_opens_report_other_errors_as_themselves(tmp_path, monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    """An error that is not about a link (a stale NFS handle, a refused permission, an I/O error) is not
+    mistaken for one: it reaches the caller as itself, not as LinkEncountered (which would be retried)."""
+    import errno
+
+    from servers.filesystem.native import LinkEncountered, posix
+
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    number = getattr(errno, code)
+    real_open = os.open
+
+    def failing_open(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if path in ("dir", "file.txt"):
+            raise OSError(number, os.strerror(number), path)
+        return real_open(path, flags, *args, **kwargs)
+
+    root = posix.open_root(str(tmp_path))
+    try:
+        monkeypatch.setattr(posix.os, "open", failing_open)
+        for attempt in (lambda: root.open_directory("dir"), lambda: root.open_file("file.txt")):
+            with pytest.raises(OSError) as caught:
+                attempt()
+            assert caught.value.errno == number and not isinstance(caught.value, LinkEncountered)
+    finally:
+        monkeypatch.undo()
+        root.close()
