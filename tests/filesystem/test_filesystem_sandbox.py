@@ -238,3 +238,22 @@ def test_a_directory_removed_between_looking_and_opening_is_looked_at_again(
     resolved = Sandbox([layout.root]).resolve(str(layout.root / "sub" / "inner.txt"))
     assert resolved.path == layout.root / "sub" / "inner.txt"
     assert not resolved.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="patches the POSIX descriptor layer")
+def test_a_directory_made_by_someone_else_while_creating_is_used(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between seeing `fresh` missing and making it, another process made it: the walk uses theirs."""
+    from servers.filesystem.native import posix
+
+    make = posix.FdDirectory.make_directory
+
+    def racing(self: posix.FdDirectory, name: str) -> None:
+        if name == "fresh":
+            (layout.root / "fresh").mkdir()  # the other process wins the race
+        make(self, name)
+
+    monkeypatch.setattr(posix.FdDirectory, "make_directory", racing)
+    assert not (layout.root / "fresh").exists()
+    with Sandbox([layout.root]).resolve(str(layout.root / "fresh" / "mine")).locate(create=True) as made:
+        assert made.rest == () and made.directory.path == str(layout.root / "fresh" / "mine")
+    assert (layout.root / "fresh" / "mine").is_dir()
