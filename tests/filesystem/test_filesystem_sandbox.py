@@ -257,3 +257,22 @@ def test_a_directory_made_by_someone_else_while_creating_is_used(layout: Layout,
     with Sandbox([layout.root]).resolve(str(layout.root / "fresh" / "mine")).locate(create=True) as made:
         assert made.rest == () and made.directory.path == str(layout.root / "fresh" / "mine")
     assert (layout.root / "fresh" / "mine").is_dir()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="patches the POSIX descriptor layer")
+def test_a_link_replaced_by_a_file_before_it_is_read_is_looked_at_again(
+        layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk saw `link_in` as a link; by the time it reads the link, it is a plain file: looked at again."""
+    from servers.filesystem.native import posix
+
+    read = posix.FdDirectory.readlink
+
+    def racing(self: posix.FdDirectory, name: str) -> str:
+        if name == "link_in" and (layout.root / "link_in").is_symlink():
+            (layout.root / "link_in").unlink()
+            (layout.root / "link_in").write_text("a file now")  # the race, at the worst moment
+        return read(self, name)
+
+    monkeypatch.setattr(posix.FdDirectory, "readlink", racing)
+    resolved = Sandbox([layout.root]).resolve(str(layout.root / "link_in"))
+    assert resolved.path == layout.root / "link_in"
