@@ -177,9 +177,9 @@ async def test_an_error_response_with_null_id_from_the_peer_is_not_answered() ->
 
 async def test_slow_request_does_not_block_others() -> None:
     async with fake_dispatcher() as (dispatcher, out, _):
-        await dispatcher.feed_frame(frame("slow", "sleep", {"seconds": 3}))
+        await dispatcher.feed_frame(frame("slow", "sleep", {"seconds": 60}))
         await dispatcher.feed_frame(frame("fast", "ping"))
-        await out.answer("fast", timeout=1)
+        await out.answer("fast", timeout=10)  # a generous bound, far below the slow request's minute
         assert out.answers_to("slow") == []
         assert dispatcher.in_flight == 1
 
@@ -474,11 +474,11 @@ async def test_cancelled_tool_call_is_never_answered_and_the_session_continues()
 
 async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
     async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
-        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
+        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 60}}))
         await dispatcher.feed_frame(frame("ping", "ping"))
         await dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
-        await out.answer("ping", timeout=1)
-        await out.answer("other", timeout=1)
+        await out.answer("ping", timeout=10)  # generous bounds, far below the slow call's minute
+        await out.answer("other", timeout=10)
         assert out.answers_to("slow") == []
 
 
@@ -502,11 +502,11 @@ async def test_cancelled_sync_tool_is_never_answered() -> None:
         assert await anyio.to_thread.run_sync(probe.sync_started.wait, 5)  # the worker thread is blocked in the tool
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
         await dispatcher.feed_frame(frame("p", "ping"))
-        await out.answer("p", timeout=1)
+        await out.answer("p", timeout=10)
         assert dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
         assert not probe.sync_finished.is_set()
         probe.sync_release.set()
         assert await anyio.to_thread.run_sync(probe.sync_finished.wait, 5)  # the tool returned a result...
         await dispatcher.feed_frame(frame("p2", "ping"))
-        await out.answer("p2", timeout=1)
+        await out.answer("p2", timeout=10)
         assert out.answers_to("s") == []  # ... and nobody sent it
