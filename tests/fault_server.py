@@ -69,6 +69,20 @@ def build() -> MCPServer:
         return "never"
 
     @app.tool
+    async def was_cancelled(key: str = "", within: float = 0) -> str:
+        """'cancelled' once the held call `key` (forever or gated) saw its cancellation (waiting up to `within`
+        s for it), 'running' while it is held, 'not started' when no such call started within 5 s."""
+        held = gate(key)
+        with anyio.move_on_after(5):
+            await held.entered.wait()
+        if not held.entered.is_set():
+            return "not started"
+        with anyio.move_on_after(within):
+            await held.cancelled.wait()
+            return "cancelled"
+        return "running"
+
+    @app.tool
     async def gated(key: str) -> str:
         """Wait until the test opens the gate `key`."""
         held = gate(key)

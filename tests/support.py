@@ -4,7 +4,7 @@ HTTP servers never get a port guessed for them (binding a free port, releasing i
 it is still free when the server binds is a race with every other process on the machine):
 `http_server` starts a server on port 0 and reads the address it logs once it listens, and
 `listening_socket` binds one the test keeps and hands to the server (`MCP_LISTEN_FD`) when the
-port must be known before the server starts.
+port must be known before the server starts. `Meeting` proves calls run at the same time without a clock.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,3 +139,24 @@ def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path
         yield base
     finally:
         stop(process, log)
+
+
+class Meeting:
+    """A place where `parties` concurrent calls wait for one another: an event-based proof of concurrency.
+
+    Each call `attend()`s; none returns until all `parties` have arrived, so calls that run one after
+    another never get past the first (the test's bounded wait fails instead). No clock is read.
+    """
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.arrived = 0
+        self._everyone_here = anyio.Event()
+
+    async def attend(self) -> int:
+        """Wait until every party has arrived; returns how many did."""
+        self.arrived += 1
+        if self.arrived >= self.parties:
+            self._everyone_here.set()
+        await self._everyone_here.wait()
+        return self.arrived

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -21,6 +20,8 @@ from mcp_kit import Context, MCPServer
 from mcp_kit.dispatcher import Dispatcher
 from mcp_kit.jsonrpc import JSONRPCError, Notification, Request, encode_message
 from mcp_kit.session import Session
+
+from .support import Meeting
 
 pytestmark = pytest.mark.anyio
 
@@ -60,10 +61,12 @@ class Recorder:
 
 
 class FakeHandler:
-    """A JSON-RPC handler: `sleep` sleeps, `fail` raises, `boom` crashes, anything else echoes."""
+    """A JSON-RPC handler: `sleep` sleeps, `meet` waits for the other parties of its meeting, `fail` raises,
+    `boom` crashes, anything else echoes."""
 
     def __init__(self, batches: bool = False) -> None:
         self.batches = batches
+        self.meetings: dict[str, Meeting] = {}
         self.notifications: list[Notification] = []
         self.started: list[Any] = []
         self.cancelled: list[Any] = []
@@ -91,6 +94,9 @@ class FakeHandler:
                 self._note()
                 raise
             return {"slept": params.get("seconds", 1)}
+        if request.method == "meet":
+            meeting = self.meetings.setdefault(params["at"], Meeting(params["parties"]))
+            return {"met": await meeting.attend()}
         if request.method == "fail":
             raise JSONRPCError(-32602, "bad params", {"field": "x"})
         if request.method == "boom":
@@ -171,21 +177,20 @@ async def test_an_error_response_with_null_id_from_the_peer_is_not_answered() ->
 
 async def test_slow_request_does_not_block_others() -> None:
     async with fake_dispatcher() as (dispatcher, out, _):
-        await dispatcher.feed_frame(frame("slow", "sleep", {"seconds": 3}))
+        await dispatcher.feed_frame(frame("slow", "sleep", {"seconds": 60}))
         await dispatcher.feed_frame(frame("fast", "ping"))
-        await out.answer("fast", timeout=1)
+        await out.answer("fast", timeout=10)  # a generous bound, far below the slow request's minute
         assert out.answers_to("slow") == []
         assert dispatcher.in_flight == 1
 
 
-async def test_three_slow_requests_run_in_parallel() -> None:
+async def test_three_requests_run_at_the_same_time() -> None:
+    """Each request waits until all three are running: none is answered unless they run concurrently."""
     async with fake_dispatcher() as (dispatcher, out, _):
-        started = time.monotonic()
         for i in range(3):
-            await dispatcher.feed_frame(frame(i, "sleep", {"seconds": 1}))
+            await dispatcher.feed_frame(frame(i, "meet", {"at": "here", "parties": 3}))
         for i in range(3):
-            await out.answer(i)
-        assert time.monotonic() - started < 2.5
+            assert (await out.answer(i, timeout=10))["result"] == {"met": 3}
 
 
 async def test_every_request_is_answered_exactly_once() -> None:
@@ -321,6 +326,8 @@ class Probe:
 
     def __init__(self) -> None:
         self.nap_cancelled = anyio.Event()
+        self.meeting = Meeting(3)  # `meet`: three concurrent calls on the event loop
+        self.thread_meeting = threading.Barrier(3)  # `meet_sync`: three worker threads at once
         self.sync_started = threading.Event()
         self.sync_release = threading.Event()  # set: nap_sync stops waiting at once
         self.sync_finished = threading.Event()
@@ -349,6 +356,17 @@ def demo_app(probe: Probe | None = None) -> MCPServer:
         probe.sync_release.wait(seconds)
         probe.sync_finished.set()
         return f"napped {seconds}"
+
+    @app.tool
+    async def meet() -> str:
+        """Return once three calls of this tool are running at the same time."""
+        return f"met {await probe.meeting.attend()}"
+
+    @app.tool
+    def meet_sync() -> str:
+        """Block a worker thread until three calls of this tool are running in threads at the same time."""
+        probe.thread_meeting.wait(timeout=10)  # BrokenBarrierError (a tool error) if they never all run
+        return "met 3"
 
     @app.tool
     async def token(ctx: Context) -> str:
@@ -381,7 +399,7 @@ async def test_batch_answered_as_array_on_2025_03_26() -> None:
         by_id = {m["id"]: m for m in reply}
         assert set(by_id) == {1, 2, 3}
         assert by_id[1]["result"] == {}
-        assert {t["name"] for t in by_id[2]["result"]["tools"]} == {"nap", "nap_sync", "token"}
+        assert {t["name"] for t in by_id[2]["result"]["tools"]} == {"nap", "nap_sync", "meet", "meet_sync", "token"}
         assert by_id[3]["error"]["code"] == -32601
 
 
@@ -456,24 +474,24 @@ async def test_cancelled_tool_call_is_never_answered_and_the_session_continues()
 
 async def test_slow_tool_does_not_block_ping_or_another_call() -> None:
     async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
-        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 5}}))
+        await dispatcher.feed_frame(frame("slow", "tools/call", {"name": "nap", "arguments": {"seconds": 60}}))
         await dispatcher.feed_frame(frame("ping", "ping"))
         await dispatcher.feed_frame(frame("other", "tools/call", {"name": "nap", "arguments": {"seconds": 0}}))
-        await out.answer("ping", timeout=1)
-        await out.answer("other", timeout=1)
+        await out.answer("ping", timeout=10)  # generous bounds, far below the slow call's minute
+        await out.answer("other", timeout=10)
         assert out.answers_to("slow") == []
 
 
-@pytest.mark.parametrize("tool", ["nap", "nap_sync"])
-async def test_three_slow_tool_calls_finish_in_about_the_time_of_one(tool: str) -> None:
+@pytest.mark.parametrize("tool", ["meet", "meet_sync"])
+async def test_three_tool_calls_run_at_the_same_time(tool: str) -> None:
+    """Async tools on the loop, sync tools in worker threads: each call waits until all three are running."""
     async with raw_session(demo_app(), "2025-11-25") as (dispatcher, out):
-        started = time.monotonic()
         for i in range(3):
-            await dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {"seconds": 1}}))
+            await dispatcher.feed_frame(frame(i, "tools/call", {"name": tool, "arguments": {}}))
         for i in range(3):
-            assert (await out.answer(i))["result"]["content"][0]["text"] == "napped 1.0"
-        elapsed = time.monotonic() - started
-        assert elapsed < 2.5, f"three 1 s calls took {elapsed:.2f} s"
+            answer = await out.answer(i, timeout=15)
+            assert answer["result"]["isError"] is False, answer
+            assert answer["result"]["content"][0]["text"] == "met 3"
         assert all(len(out.answers_to(i)) == 1 for i in range(3))
 
 
@@ -484,11 +502,11 @@ async def test_cancelled_sync_tool_is_never_answered() -> None:
         assert await anyio.to_thread.run_sync(probe.sync_started.wait, 5)  # the worker thread is blocked in the tool
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s"}}')
         await dispatcher.feed_frame(frame("p", "ping"))
-        await out.answer("p", timeout=1)
+        await out.answer("p", timeout=10)
         assert dispatcher.in_flight == 0  # the request is abandoned while its thread still runs
         assert not probe.sync_finished.is_set()
         probe.sync_release.set()
         assert await anyio.to_thread.run_sync(probe.sync_finished.wait, 5)  # the tool returned a result...
         await dispatcher.feed_frame(frame("p2", "ping"))
-        await out.answer("p2", timeout=1)
+        await out.answer("p2", timeout=10)
         assert out.answers_to("s") == []  # ... and nobody sent it

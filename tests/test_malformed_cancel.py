@@ -6,6 +6,7 @@ and HTTP answered 500.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,13 +41,34 @@ def test_cancel_with_an_unhashable_request_id_does_not_kill_the_stdio_server(pee
     assert peer.alive()
     assert peer.proc.poll() is None
     peer.wait_stderr("ignoring notifications/cancelled")  # logged before the ping was answered; read by a thread
-    # a well-formed cancel still cancels: the call is never answered, the session goes on
-    peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "forever", "arguments": {}}})
+    # a well-formed cancel still cancels: the tool itself sees its cancellation, the call is never answered,
+    # and the session goes on
+    peer.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "forever", "arguments": {"key": "seven", "report": True}, "_meta": {"progressToken": "p7"}}})
+    assert next_progress(peer)["params"]["progressToken"] == "p7"  # the tool is running
+    assert was_cancelled(peer, "seven", within=0) == "running"
     peer.send(cancel(7))
-    peer.send({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}})
-    assert peer.answer(8)["result"]["content"][0]["text"] == "3"
-    assert peer.alive()
+    assert was_cancelled(peer, "seven", within=10) == "cancelled"
+    assert peer.alive()  # answered after the cancelled call's task ended: an answer to 7 would be here by now
     assert not [m for m in peer.backlog if isinstance(m, dict) and m.get("id") == 7]
+
+
+def next_progress(peer: StdioPeer, timeout: float = 10.0) -> dict[str, Any]:
+    """The next progress notification (other messages are kept in the peer's backlog)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        message = peer.next(deadline)
+        if isinstance(message, dict) and message.get("method") == "notifications/progress":
+            return message
+        peer.backlog.append(message)
+
+
+def was_cancelled(peer: StdioPeer, key: str, within: float) -> str:
+    """What the fault server's held call `key` has seen: 'running' or 'cancelled'."""
+    request_id = f"asked-{key}-{within}"
+    peer.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+               "params": {"name": "was_cancelled", "arguments": {"key": key, "within": within}}})
+    return str(peer.answer(request_id, timeout=within + 10)["result"]["content"][0]["text"])
 
 
 @pytest.mark.anyio

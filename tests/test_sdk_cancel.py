@@ -1,13 +1,13 @@
-"""The official SDK client cancels a tool over stdio, and the server really stops it.
+"""The official SDK client cancels a tool over stdio, and the server really stops it, on both stdio paths.
 
 The client side of cancellation (the SDK sends notifications/cancelled when the call is abandoned) is not
-enough: a probe server's slow tool reports, through a second tool, that it saw its cancellation.
+enough: the probe server's slow tool reports, through a second tool, that it saw its cancellation. The
+server runs with each stdio path forced (`MCP_KIT_STDIO_MODE=loop|threads`).
 """
 
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import anyio
@@ -18,51 +18,14 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.anyio
 
 
-CANCEL_PROBE = textwrap.dedent('''
-    """A server whose slow tool reports, through a second tool, that it was stopped."""
-    import anyio
-
-    from mcp_kit import Context, MCPServer
-
-    app = MCPServer("cancel-probe")
-    events: dict[str, anyio.Event] = {}
+def probe_params(stdio_mode: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "tests.sdk_probe_server"], cwd=str(ROOT),
+                                 env={"MCP_KIT_STDIO_MODE": stdio_mode})
 
 
-    def stopped() -> anyio.Event:
-        return events.setdefault("stopped", anyio.Event())
-
-
-    @app.tool
-    async def wait_forever(ctx: Context) -> str:
-        """Report progress once, then wait for a minute (or until cancelled)."""
-        await ctx.report_progress(0, 1, "started")
-        try:
-            await anyio.sleep(60)
-        except anyio.get_cancelled_exc_class():
-            stopped().set()
-            raise
-        return "finished"
-
-
-    @app.tool
-    async def was_stopped(within: float) -> str:
-        """'stopped' once wait_forever saw its cancellation (waiting up to `within` s for it), else 'running'."""
-        with anyio.move_on_after(within):
-            await stopped().wait()
-            return "stopped"
-        return "running"
-
-
-    if __name__ == "__main__":
-        app.run()
-''')
-
-
-async def test_sdk_client_cancels_a_slow_tool_and_the_server_stops_it(tmp_path: Path) -> None:
-    script = tmp_path / "cancel_probe.py"
-    script.write_text(CANCEL_PROBE)
-    params = StdioServerParameters(command=sys.executable, args=[str(script)], cwd=str(ROOT))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+@pytest.mark.parametrize("stdio_mode", ["loop", "threads"])
+async def test_sdk_client_cancels_a_slow_tool_and_the_server_stops_it(stdio_mode: str) -> None:
+    async with stdio_client(probe_params(stdio_mode)) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         assert (await session.call_tool("was_stopped", {"within": 0})).content[0].text == "running"
         started = anyio.Event()
@@ -79,3 +42,4 @@ async def test_sdk_client_cancels_a_slow_tool_and_the_server_stops_it(tmp_path: 
                 await started.wait()  # the tool is running on the server
             tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled for us
         assert (await session.call_tool("was_stopped", {"within": 10})).content[0].text == "stopped"
+        assert (await session.call_tool("meet", {"at": "after", "parties": 1})).content[0].text == "met 1"  # goes on

@@ -178,23 +178,24 @@ def test_make_provider_kinds() -> None:
 
 @pytest.mark.anyio
 async def test_compare_fetches_tickers_concurrently() -> None:
-    import time
-
     import anyio
 
     from servers.stock.sample_provider import SampleProvider
     from servers.stock.valuation import compare
+    from tests.support import Meeting
 
-    class SlowProvider(SampleProvider):
+    meeting = Meeting(6)  # every fetch waits until all six are in flight: fetches in series never finish
+
+    class MeetingProvider(SampleProvider):
         async def get_quote(self, ticker: str):  # type: ignore[no-untyped-def]
-            await anyio.sleep(1)
+            await meeting.attend()
             return await super().get_quote(ticker)
 
         async def get_trailing_eps(self, ticker: str):  # type: ignore[no-untyped-def]
-            await anyio.sleep(1)
+            await meeting.attend()
             return await super().get_trailing_eps(ticker)
 
-    started = time.monotonic()
-    result = await compare(SlowProvider(), ["AAPL", "MSFT", "KO"])
-    assert time.monotonic() - started < 2.5  # 6 one-second calls in parallel, not 6 seconds in series
+    with anyio.fail_after(15):
+        result = await compare(MeetingProvider(), ["AAPL", "MSFT", "KO"])
+    assert meeting.arrived == 6
     assert all(row.pe_ratio for row in result.results)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from servers.weather.prompts import duration_days
 from servers.weather.sample_provider import SampleProvider
 from servers.weather.server import build_server
 from tests.live_http import until
+from tests.support import Meeting
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "weather"
 START = datetime(2026, 7, 15, 12, 0, tzinfo=UTC)
@@ -35,11 +35,11 @@ class Clock:
 
 
 class Instrumented:
-    """Wraps a provider: counts current() calls and can delay them."""
+    """Wraps a provider: counts current() calls and can hold each at a meeting."""
 
-    def __init__(self, inner: Any, delay: float = 0.0) -> None:
+    def __init__(self, inner: Any, meeting: Meeting | None = None) -> None:
         self.inner = inner
-        self.delay = delay
+        self.meeting = meeting
         self.current_calls = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -47,8 +47,8 @@ class Instrumented:
 
     async def current(self, place: Any, unit: Any) -> Any:
         self.current_calls += 1
-        if self.delay:
-            await anyio.sleep(self.delay)
+        if self.meeting is not None:
+            await self.meeting.attend()
         return await self.inner.current(place, unit)
 
 
@@ -149,7 +149,8 @@ async def test_search_location_lists_candidates() -> None:
 
 @pytest.mark.anyio
 async def test_three_cities_run_concurrently() -> None:
-    provider = Instrumented(SampleProvider(clock=Clock()), delay=1.0)
+    meeting = Meeting(3)  # each lookup waits until all three are in flight: calls in series never finish
+    provider = Instrumented(SampleProvider(clock=Clock()), meeting=meeting)
     app = build_server(provider)  # type: ignore[arg-type]
     results: dict[str, Any] = {}
     async with connect(app) as client:
@@ -157,12 +158,11 @@ async def test_three_cities_run_concurrently() -> None:
         async def ask(city: str) -> None:
             results[city] = await client.call_tool("get_weather", {"city": city})
 
-        started = time.monotonic()
-        async with anyio.create_task_group() as tg:
-            for city in ("Shanghai", "Beijing", "Guangzhou"):
-                tg.start_soon(ask, city)
-        elapsed = time.monotonic() - started
-    assert elapsed < 2.5  # sequential would take 3 s
+        with anyio.fail_after(15):
+            async with anyio.create_task_group() as tg:
+                for city in ("Shanghai", "Beijing", "Guangzhou"):
+                    tg.start_soon(ask, city)
+    assert meeting.arrived == 3
     assert {r["structuredContent"]["location"]["name"] for r in results.values()} == {"Shanghai", "Beijing", "Guangzhou"}
 
 
