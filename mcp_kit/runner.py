@@ -158,6 +158,7 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
     config = uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
                             access_log=False, lifespan="on", limit_concurrency=options.max_connections)
     sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else config.bind_socket()
+    sock = tcp_listener(sock)
     sock.listen(config.backlog)  # clients may connect from now on; they are served once the app has started
     logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)", options.host,
                                       sock.getsockname()[1])
@@ -166,6 +167,20 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
         server.run(sockets=[sock])
     if not server.started:
         raise SystemExit(3)  # uvicorn's exit status for a server that could not start
+
+
+def tcp_listener(sock: socket.socket) -> socket.socket:
+    """`sock` with its protocol marked TCP, so that every connection it accepts gets TCP_NODELAY.
+
+    asyncio sets TCP_NODELAY only on sockets whose `proto` is IPPROTO_TCP, and an accepted socket
+    inherits the listener's; uvicorn binds with proto 0. Without it the stdlib loop (Windows, or
+    no uvloop) writes a reply's headers and body as two small segments, and Nagle's algorithm
+    holds the second until the client's delayed ACK: about 40 ms per request. uvloop sets
+    TCP_NODELAY itself.
+    """
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto != socket.IPPROTO_TCP:
+        return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+    return sock
 
 
 def http_app(app: Application, options: HttpOptions) -> Any:
