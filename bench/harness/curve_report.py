@@ -75,6 +75,19 @@ def table(
 ) -> str:
     """The curve's table: one row per figure and x; implementations, ratios to the baseline, bytes per reply,
     the baseline's value in the `before` results (when given), and the target with its verdict."""
+    return align(*table_rows(curve, settings, summary, order, base, verdicts, before))
+
+
+def table_rows(
+    curve: Curve,
+    settings: dict[str, Any],
+    summary: Summary,
+    order: list[str],
+    base: str,
+    verdicts: list[dict[str, Any]],
+    before: Summary | None = None,
+) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of `table` (for plain text or Markdown)."""
     labels = {name: split_name(name)[0] for name in order}
     peers = [name for name in order if name != base]
     header = ["figure", curve.x_label.split(" (")[0], "unit"] + [labels[n] for n in order]
@@ -109,7 +122,7 @@ def table(
             verdict = by_row.get((figure.name, x))
             row += [bytes_cell, verdict["requirement"] if verdict else "", _verdict_text(verdict)]
             rows.append(row)
-    return align(header, rows)
+    return header, rows
 
 
 def _verdict_text(verdict: dict[str, Any] | None) -> str:

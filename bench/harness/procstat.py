@@ -48,16 +48,17 @@ def native_modules(pid: int) -> dict[str, bool]:
     return {name: marker in maps for name, marker in NATIVE_MARKERS.items()}
 
 
-def check_native(pid: int, expected: dict[str, bool], wait_s: float = 5.0) -> dict[str, bool]:
+def check_native(pid: int, expected: dict[str, bool], settle_s: float = 15.0) -> dict[str, bool]:
     """The native modules `pid` loaded; raises RuntimeError when they are not the `expected` ones.
 
-    A module expected but not mapped yet is waited for, up to `wait_s`: a server may accept
-    connections before it has loaded its HTTP parser (mcp_kit binds and listens, then starts uvicorn).
+    A server may accept connections before it has imported everything (mcp_kit listens on its socket
+    before uvicorn loads its HTTP protocol), so a module expected to be loaded is waited for, up to
+    `settle_s` seconds (a loaded machine can take that long); then every expectation is checked.
     """
-    deadline = time.monotonic() + wait_s
+    deadline = time.monotonic() + settle_s
     loaded = native_modules(pid)
     while any(want and not loaded.get(name) for name, want in expected.items()) and time.monotonic() < deadline:
-        time.sleep(0.02)  # /proc has no change notification: poll, bounded
+        time.sleep(0.05)
         loaded = native_modules(pid)
     wrong = [name for name, want in expected.items() if loaded.get(name) != want]
     if wrong:
