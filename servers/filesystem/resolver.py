@@ -96,7 +96,8 @@ def locate(
     """Walk `parts` from `anchor`; `create` makes every missing directory on the way, the final one included."""
     chain = [anchor.open()]
     pending = deque(parts)
-    hops = 0
+    hops = 0  # links followed on the whole walk
+    retries = 0  # looks again at one component (it changed under us); reset on every step forward
     created = False
 
     def hop() -> None:
@@ -104,6 +105,12 @@ def locate(
         hops += 1
         if hops > MAX_LINK_HOPS:
             raise FilesystemError(f"{label}: too many levels of symbolic links (a loop?).")
+
+    def retry() -> None:
+        nonlocal retries
+        retries += 1
+        if retries > MAX_LINK_HOPS:
+            raise FilesystemError(f"{label}: a directory on the way keeps changing; try again.")
 
     try:
         while pending:
@@ -129,7 +136,7 @@ def locate(
                     created = True
                 except FileExistsError:
                     pass  # made by someone else meanwhile: look at what it is
-                hop()
+                retry()
                 pending.appendleft(name)
                 continue
             if native.is_link_mode(st):
@@ -165,8 +172,9 @@ def locate(
                 raise FilesystemError(f"A parent of {label} is not a directory.")
             try:
                 chain.append(directory.open_directory(name))
+                retries = 0
             except (native.LinkEncountered, FileNotFoundError):
-                hop()  # replaced since we looked: look again
+                retry()  # replaced since we looked: look again
                 pending.appendleft(name)
         return Location(chain, (), created)
     except native.EntryRefused as refused:

@@ -142,6 +142,16 @@ async def test_read_limit_truncates_text(layout: Layout) -> None:
 
 
 @pytest.mark.anyio
+async def test_create_directory_makes_a_chain_deeper_than_the_link_limit(layout: Layout) -> None:
+    # Each directory made on the way is looked at again; those looks are not link hops (limit 40).
+    deep = "/".join(f"d{i}" for i in range(60))
+    async with connect(build_server([layout.root])) as client:
+        await call_ok(client, "create_directory", {"path": deep})
+        await call_ok(client, "write_file", {"path": deep + "/leaf.txt", "content": "at the bottom"})
+    assert (layout.root / deep / "leaf.txt").read_text() == "at the bottom"
+
+
+@pytest.mark.anyio
 async def test_writing_tools(layout: Layout) -> None:
     async with connect(build_server([layout.root])) as client:
         assert text_of(await call_ok(client, "write_file", {"path": "new.txt", "content": "a\n  b\nc\n"})) == \
