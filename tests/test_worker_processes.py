@@ -51,7 +51,10 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return Path(f"/proc/{pid}").exists() and "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()  # a zombie has ended
+    except FileNotFoundError:  # reaped since the signal check
+        return False
 
 
 async def started(gate: Path) -> int:
