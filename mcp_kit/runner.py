@@ -64,6 +64,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     group.add_argument("--workers", type=int, default=int(env("MCP_WORKERS", "1")),
                        help="HTTP processes serving the same port (POSIX; more than 1 needs --backend redis://...) "
                             "[env MCP_WORKERS]")
+    group.add_argument("--shutdown-grace", type=int, default=int(env("MCP_SHUTDOWN_GRACE", "10")),
+                       help="seconds a stopping HTTP server (SIGTERM, Ctrl-C) waits for requests and streams in "
+                            "flight before it cancels them and exits [env MCP_SHUTDOWN_GRACE]")
     group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
@@ -98,7 +101,7 @@ def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                        max_connections=args.max_connections, body_timeout=args.body_timeout,
                        listen_fd=getattr(args, "listen_fd", None), backend=getattr(args, "backend", None),
-                       workers=getattr(args, "workers", 1))
+                       workers=getattr(args, "workers", 1), shutdown_grace=getattr(args, "shutdown_grace", 10))
 
 
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
@@ -163,7 +166,8 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
     The listening socket is bound before uvicorn starts (port 0 picks a free port) or inherited
     (`options.listen_fd`), and the address it really listens on is logged: a supervisor or a test
     reads that line instead of guessing a free port. `options.max_connections` caps the connections
-    uvicorn serves at once (503 beyond: its `limit_concurrency`). uvicorn has no timeout for slow
+    uvicorn serves at once (503 beyond: its `limit_concurrency`); a stop waits at most
+    `options.shutdown_grace` seconds for requests and streams in flight. uvicorn has no timeout for slow
     request headers: in production, put a reverse proxy in front that has one (see the README's
     security model).
     """
@@ -171,7 +175,8 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
 
     def config() -> uvicorn.Config:
         return uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
-                              access_log=False, lifespan="on", limit_concurrency=options.max_connections)
+                              access_log=False, lifespan="on", limit_concurrency=options.max_connections,
+                              timeout_graceful_shutdown=options.shutdown_grace)
 
     first = config()  # one process: the app is built before the address is announced; workers build their own
     sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()

@@ -50,7 +50,7 @@ def run_worker(index: int, serve: Callable[[], None]) -> int:
 
 def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) -> None:
     """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited."""
-    if not hasattr(os, "fork"):
+    if sys.platform == "win32":  # no fork(): a type checker sees the rest as POSIX-only
         raise SystemExit("--workers needs POSIX fork(); on this system run several processes behind a proxy")
     children: dict[int, int] = {}
     stopping = False

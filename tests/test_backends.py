@@ -280,3 +280,11 @@ def test_a_worker_reports_how_it_ended(caplog: pytest.LogCaptureFixture) -> None
     assert run_worker(1, exits(3)) == 3
     assert run_worker(2, exits("bad")) == 1
     assert run_worker(3, fails) == 1 and "worker 3 failed" in caplog.text
+
+
+def test_workers_are_refused_with_a_way_forward_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_kit.workers import serve_workers
+
+    monkeypatch.setattr(sys, "platform", "win32")  # the Windows path, forced: nothing is forked
+    with pytest.raises(SystemExit, match="needs POSIX fork.*several processes behind a proxy"):
+        serve_workers(None, 2, lambda: None)  # type: ignore[arg-type]
