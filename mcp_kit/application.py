@@ -103,6 +103,7 @@ class Application:
         self.roots_hooks: list[Callable[[Any], Any]] = []
         self.lifespan_state: Any = None
         self.task_store: TaskStore = task_store if task_store is not None else InMemoryTaskStore()
+        self.task_store_given = task_store is not None  # False: a shared backend may replace the default store
         self.task_settings = task_settings or TaskSettings()
         self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)
         self.skills: SkillCatalog | None = None  # SEP-2640 skills, once add_skills was called
@@ -143,6 +144,12 @@ class Application:
     def remove_tool(self, name: str) -> None:
         if self.tools.remove(name):
             self._list_changed("tools")
+
+    def use_task_store(self, store: TaskStore) -> None:
+        """Keep tasks in `store` from now on (before any task starts): how a shared backend makes a task
+        started on one process visible, cancellable and fetchable on every other."""
+        self.task_store = store
+        self.task_runner.store = store
 
     def add_skills(self, path: Any, *, prefix: str | None = None, strict: bool = True) -> list[Skill]:
         """Serve the Agent Skills under `path` (SEP-2640): every directory with a `SKILL.md` is a skill.

@@ -54,6 +54,7 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
     """Start `backend`, and with a shared one wire `app` to it (see the module docstring)."""
     await backend.start()
     relay = _Relay(backend)
+    default_tasks = None  # the application's own task store, while a shared one stands in
     try:
         if backend.shared:
             app.hub.relay = lambda uri: relay.send("u", {"uri": uri})
@@ -61,6 +62,12 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
             app.relay_list_changed = lambda kind: relay.send("l", {"kind": kind})
             backend.on("u", lambda message: app._on_loop(app.hub.deliver, str(message.get("uri", ""))))
             backend.on("l", lambda message: app._on_loop(app.deliver_list_changed, str(message.get("kind", ""))))
+            from .backends.redis_backend import RedisBackend
+            from .tasks.redis_store import RedisTaskStore
+
+            if not app.task_store_given and isinstance(backend, RedisBackend):
+                default_tasks = app.task_store
+                app.use_task_store(RedisTaskStore(backend))  # a task is polled and fetched from any process
             try:
                 input_rounds.use_secret(await backend.shared_secret())
             except BackendUnavailable as exc:
@@ -69,6 +76,9 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
         yield backend
     finally:
         if backend.shared:
+            if default_tasks is not None:  # tasks still running fail in the shared store, before it closes
+                await app.task_runner.shutdown()
+                app.use_task_store(default_tasks)
             app.hub.relay = None
             app.hub.leases = None
             app.relay_list_changed = None

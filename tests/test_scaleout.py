@@ -248,3 +248,23 @@ def test_a_watcher_runs_once_per_deployment_while_subscribers_on_every_process_h
                     break
     running = [base for base in three if "watcher for demo://watched running" in base.log.text]
     assert len(running) == 1, [base.log.text[-500:] for base in three]
+
+
+def test_a_task_started_on_process_1_is_polled_on_2_and_fetched_on_3(three: list[ServerURL], tmp_path: Any) -> None:
+    p1, p2, p3 = three
+    gate = tmp_path / "release"
+    with httpx.Client(timeout=20) as client:
+        session = Session(client)
+        session.open(p1)
+        session.notify(p2, "notifications/initialized")
+        created = session.call(p1, "tools/call", {"name": "slow_report", "arguments": {"gate": str(gate)},
+                                                  "task": {"ttl": 60_000}})
+        task_id = created["result"]["task"]["taskId"]
+        first = session.call(p2, "tasks/get", {"taskId": task_id})["result"]
+        assert first["taskId"] == task_id and first["status"] == "working"  # process 2 sees process 1's task
+        assert [t["taskId"] for t in session.call(p3, "tasks/list")["result"]["tasks"]] == [task_id]
+        gate.write_text("go")
+        result = session.call(p3, "tasks/result", {"taskId": task_id})["result"]  # waits for the outcome, on 3
+        ran_on = result["content"][0]["text"].removeprefix("report from ")
+        assert ran_on == session.tool(p1, "whoami")  # the work ran where it started
+        assert session.call(p2, "tasks/get", {"taskId": task_id})["result"]["status"] == "completed"

@@ -143,9 +143,11 @@ class TaskRunner:
             self._tg.start_soon(self._watch, call)
 
     async def shutdown(self) -> None:
-        """Mark every task still running `failed`: its work is about to be cancelled with the server."""
+        """Mark every task still running `failed`: its work is about to be cancelled with the server.
+        Each is marked once: a second call (the shared backend's, then the application's) finds none."""
         with anyio.CancelScope(shield=True):
             for call in list(self.running):
+                self.running.discard(call)
                 if call.record is not None:
                     await self._finish(call, error={"code": INTERNAL_ERROR,
                                                     "message": "The server running this task stopped; start it again"})
