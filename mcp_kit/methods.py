@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .application import Application
+from .auth.principal import audit_subject
 from .completions import CompletionRegistry
 from .content import error_result
 from .context import Context
@@ -176,11 +177,8 @@ def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
 
 
 def subject_of(ctx: Context) -> str | None:
-    """Who called, for the audit trail: the token's subject, or client:<id> for a token without one."""
-    principal = ctx.principal
-    if principal is None:
-        return None
-    return principal.subject if principal.subject is not None else f"client:{principal.client_id}"
+    """Who called, for the audit trail (see `auth.principal.audit_subject`)."""
+    return audit_subject(ctx.principal)
 
 
 async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) -> Any:

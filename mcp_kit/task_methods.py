@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from .application import TASKS_EXTENSION, Application
+from .auth.principal import audit_subject
 from .content import error_result
 from .context import Context
 from .errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
@@ -128,7 +129,8 @@ async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, A
         started = time.perf_counter()
         result = await call_tool(tool, arguments, task_ctx)
         if app.tool_hooks:
-            app.record_tool_call(ctx.session_id, tool.name, arguments, result, time.perf_counter() - started)
+            app.record_tool_call(ctx.session_id, tool.name, arguments, result, time.perf_counter() - started,
+                                audit_subject(ctx.principal))
         return shape_tool_result(result, version)
 
     try:
@@ -217,7 +219,8 @@ async def _tasks_list(app: Application, params: dict[str, Any], ctx: Context) ->
     if cursor is not None and not isinstance(cursor, str):
         raise invalid_params("'cursor' must be the nextCursor string of a previous page")
     records, next_cursor = await app.task_store.list_page(owner or "", cursor, app.page_size)
-    result: dict[str, Any] = {"tasks": [legacy_task(record) for record in records]}
+    mine = [record for record in records if record.era == ctx.protocol_version]  # the other era's are not its to see
+    result: dict[str, Any] = {"tasks": [legacy_task(record) for record in mine]}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result

@@ -378,7 +378,7 @@ def test_app_run_with_stdio_mode_threads_serves_from_threads(tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if k != MODE_ENV}
     done = subprocess.run([sys.executable, str(script)], input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
                           capture_output=True, env=env, timeout=60)
-    assert done.returncode == 0 and done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
     stderr = done.stderr.decode()
+    assert done.returncode == 0 and done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n', (done.stdout, stderr)
     assert "stdin: served by a worker thread (threads were requested)" in stderr
     assert "stdout: served by a worker thread (threads were requested)" in stderr

@@ -383,6 +383,50 @@ async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
         assert (await app.task_store.get(anonymous["taskId"])).owner is None  # type: ignore[union-attr]
 
 
+class _HandshakeScope(_Scope):
+    """A 2025-11-25 session's scope (for calling routes directly)."""
+
+    protocol_version = "2025-11-25"
+    client_capabilities: dict[str, Any] = {}
+
+
+async def test_a_tool_call_run_as_a_task_is_audited_with_its_caller() -> None:
+    from types import SimpleNamespace
+
+    from mcp_kit import AuditRecord
+    from mcp_kit.methods import ROUTES
+
+    app, _ = build()
+    audited: list[AuditRecord] = []
+    app.add_audit_hook(audited.append)
+    alice = Context(_Scope(), 1, {}, SimpleNamespace(subject="alice", client_id="app"))  # type: ignore[arg-type]
+    async with app.running():
+        created = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}}, alice)
+        record = await app.task_store.get(created["taskId"])
+        assert record is not None
+        with anyio.fail_after(10):
+            while record is not None and record.status == "working":
+                record = await app.task_store.wait_for_change(record.task_id, record.version, 5)
+        assert record is not None and record.status == "completed"
+    assert [(r.tool, r.subject) for r in audited] == [("sync_job", "alice")]
+
+
+async def test_tasks_list_of_one_era_leaves_out_the_callers_tasks_of_the_other() -> None:
+    from types import SimpleNamespace
+
+    from mcp_kit.methods import ROUTES
+
+    app, _ = build()
+    alice = SimpleNamespace(subject="alice", client_id="app")
+    async with app.running():
+        modern = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}},
+                                            Context(_Scope(), 1, {}, alice))  # type: ignore[arg-type]
+        assert (await app.task_store.get(modern["taskId"])).era == "2026-07-28"  # type: ignore[union-attr]
+        handshake = Context(_HandshakeScope(), 2, {}, alice)  # type: ignore[arg-type]
+        listed = await ROUTES["tasks/list"](app, {}, handshake)
+        assert listed["tasks"] == []  # the 2026-07-28 task is alice's, but tasks/get here would not know it
+
+
 def probe_app() -> MCPServer:
     """Tools that use every `ctx` facility inside a task, and before an explicit start."""
     app = MCPServer("probe", lifespan=lambda app: _state())

@@ -57,6 +57,13 @@ def session_owner(principal: object | None) -> tuple[str, str] | None:
     return (principal.issuer, who)
 
 
+def audit_subject(principal: Any) -> str | None:
+    """Who called, for the audit trail: the token's subject, or client:<id> for a token without one."""
+    if principal is None:
+        return None
+    return principal.subject if principal.subject is not None else f"client:{principal.client_id}"
+
+
 def access_token_of(scope: Mapping[str, Any]) -> AccessToken | None:
     """The AccessToken the guard left in an ASGI scope (None when the request was not OAuth-authorized)."""
     state = scope.get("state")

@@ -116,10 +116,10 @@ class SessionTable:
         self._opened.set()
         return served
 
-    async def find(self, session_id: str) -> Served | None:
+    async def find(self, session_id: str, caller: tuple[str, ...] | None = None) -> Served | None:
         """The Streamable HTTP session `session_id`, here or (shared backend) recorded by another process.
 
-        None when unknown; raises BackendUnavailable when the registry does not answer, and
+        None when unknown (or, not held here yet, owned by another OAuth caller than `caller`); raises BackendUnavailable when the registry does not answer, and
         JSONRPCError when this process cannot take one more session.
         """
         served = self.touch(session_id)
@@ -131,6 +131,9 @@ class SessionTable:
                 self.end_streamable(session_id)
             return None
         if served is None:
+            owner = _unpack(record)[1]
+            if owner is not None and owner != caller:  # another caller's session: not opened here for them
+                return None
             if self.full():
                 raise JSONRPCError(INTERNAL_ERROR, "too many sessions on this process")
             return self.open_streamable(record)

@@ -59,7 +59,7 @@ class StreamableHTTP:
             served = self.table.touch(session_id)
         else:
             try:
-                served = await self.table.find(session_id)
+                served = await self.table.find(session_id, session_owner(caller(request)))
             except BackendUnavailable as exc:
                 return unavailable(str(exc))
             except JSONRPCError:
