@@ -114,7 +114,7 @@ class Application:
     # ------------------------------------------------------------------ registration
 
     @overload
-    def tool(self, fn: F) -> F: ...
+    def tool(self, fn: F, **options: Any) -> F: ...
 
     @overload
     def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
@@ -125,8 +125,8 @@ class Application:
         A plain (def) function runs on a worker thread; `run_in="process"` runs it in the server's process
         pool instead (CPU-heavy work: a top-level, picklable function taking picklable arguments).
         """
-        if fn is not None:
-            self.add_tool(fn)
+        if fn is not None:  # `app.tool(fn)` or `app.tool(fn, name=...)`: registered now, options included
+            self.add_tool(fn, **options)
             return fn
 
         def decorate(f: F) -> F:

@@ -331,3 +331,15 @@ async def test_malformed_tools_call_is_invalid_params(params: dict[str, Any]) ->
         with pytest.raises(MCPError) as error:
             await client.request("tools/call", params)
         assert error.value.code == -32602
+
+
+async def test_app_tool_called_with_the_function_keeps_its_options() -> None:
+    app = MCPServer("direct")
+
+    async def lookup(code: str) -> str:
+        return code
+
+    app.tool(lookup, name="find_code", read_only=True)
+    async with connect(app) as client:
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+    assert list(tools) == ["find_code"] and tools["find_code"]["annotations"]["readOnlyHint"] is True
