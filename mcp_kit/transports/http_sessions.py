@@ -119,8 +119,9 @@ class SessionTable:
     async def find(self, session_id: str, caller: tuple[str, ...] | None = None) -> Served | None:
         """The Streamable HTTP session `session_id`, here or (shared backend) recorded by another process.
 
-        None when unknown (or, not held here yet, owned by another OAuth caller than `caller`); raises BackendUnavailable when the registry does not answer, and
-        JSONRPCError when this process cannot take one more session.
+        None when unknown, or when it is not held here yet and belongs to another OAuth caller than
+        `caller`; raises BackendUnavailable when the registry does not answer, and JSONRPCError when
+        this process cannot take one more session.
         """
         served = self.touch(session_id)
         if not self.shared:
