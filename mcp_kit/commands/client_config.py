@@ -231,9 +231,9 @@ def config_command(client: str, names: list[str], *, write: bool, project: Path 
     if not write:
         print(json.dumps({"mcpServers": new_entries}, indent=2, ensure_ascii=False))  # stdout-ok: the CLI's own output
         for note in notes:
-            print(f"# {note}", file=sys.stderr)
-        print(f"# add these to {path}, or run again with --write to merge them there "
-              f"(other servers are kept; the file is backed up first)", file=sys.stderr)
+            _tell(f"# {note}")
+        _tell(f"# add these to {path}, or run again with --write to merge them there "
+              "(other servers are kept; the file is backed up first)")
         return 0
     existing = load_config(path)
     found = changes(existing, new_entries)
@@ -245,9 +245,14 @@ def config_command(client: str, names: list[str], *, write: bool, project: Path 
     app = "Claude Desktop" if client == "claude" else "Cursor"
     print(f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else ""))  # stdout-ok: the CLI's own output
     for name in found["replaced"]:
-        print(f"replaced the existing \"{name}\" entry, which started: "
-              f"{command_line(existing['mcpServers'][name])} (the backup keeps it)", file=sys.stderr)
+        _tell(f"replaced the existing \"{name}\" entry, which started: "
+              f"{command_line(existing['mcpServers'][name])} (the backup keeps it)")
     for note in notes:
-        print(note, file=sys.stderr)
-    print(f"restart {app} (or reload its MCP servers) to start them", file=sys.stderr)
+        _tell(note)
+    _tell(f"restart {app} (or reload its MCP servers) to start them")
     return 0
+
+
+def _tell(message: str) -> None:
+    """A note for the person at the terminal: stderr, so that stdout carries only the entries themselves."""
+    sys.stderr.write(message + "\n")
