@@ -1,9 +1,12 @@
-"""Shared pytest configuration: async tests run on anyio's asyncio backend; coverage reaches SDK-started servers."""
+"""Shared pytest configuration: async tests run on anyio's asyncio backend; coverage reaches SDK-started servers;
+one real Redis per test module that asks for `redis` (skipped, or failed under MCP_KIT_REQUIRE_REDIS=1, without it)."""
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
+from .redis_support import RedisProcess, redis_server, require_redis
 from .support import COVERAGE_VARIABLES
 
 
@@ -19,3 +22,10 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[RedisProcess]:
+    require_redis()
+    with redis_server() as server:
+        yield server

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -17,7 +17,7 @@ from mcp_kit.backends import BackendUnavailable, MemoryBackend, open_backend
 from mcp_kit.backends.redis_backend import RedisBackend, parse_url
 from mcp_kit.transports.http_options import HttpOptions
 
-from .redis_support import RedisProcess, redis_server, require_redis
+from .redis_support import RedisProcess
 from .scaleout_client import SERVER
 from .support import ROOT, http_server, refused_port
 
@@ -77,13 +77,6 @@ async def test_the_memory_backend_keeps_everything_in_this_process() -> None:
     await backend.run_exclusive("w", work, lambda: ran.append("standby"))
     assert ran == ["work"] and await backend.shared_secret() == await backend.shared_secret()
     await backend.aclose()
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisProcess]:
-    require_redis()
-    with redis_server() as server:
-        yield server
 
 
 @pytest.fixture

@@ -19,18 +19,11 @@ from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from .redis_support import RedisProcess, redis_server, require_redis
+from .redis_support import RedisProcess
 from .scaleout_client import META, MODERN, RoundRobin, Session, answer_of, port_of, servers, sse_lines
 from .support import ServerURL
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisProcess]:
-    require_redis()
-    with redis_server() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ finished through another (two store instances, two Redis connections)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -12,18 +12,11 @@ from mcp_kit.backends.redis_backend import RedisBackend
 from mcp_kit.tasks import TaskLimitReached
 from mcp_kit.tasks.redis_store import RedisTaskStore
 
-from .redis_support import RedisProcess, redis_server, require_redis
+from .redis_support import RedisProcess
 from .test_task_store import *  # noqa: F403  (the same tests, run with the Redis store below)
 from .test_task_store import RESULT, Clock, new
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisProcess]:
-    require_redis()
-    with redis_server() as server:
-        yield server
 
 
 @pytest.fixture
