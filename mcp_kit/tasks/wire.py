@@ -30,17 +30,22 @@ def iso_time(ms: int) -> str:
 # ---------------------------------------------------------------------- 2026-07-28 (SEP-2663)
 
 
-def task_fields(record: TaskRecord) -> dict[str, Any]:
-    """The `Task` of SEP-2663: id, status, times, TTL (null for unlimited), poll interval."""
+def _task(record: TaskRecord, ttl_key: str, poll_key: str) -> dict[str, Any]:
+    """A task's common fields; the generations name the TTL and the poll interval differently."""
     task: dict[str, Any] = {"taskId": record.task_id, "status": record.status}
     if record.status_message is not None:
         task["statusMessage"] = record.status_message
     task["createdAt"] = iso_time(record.created_at_ms)
     task["lastUpdatedAt"] = iso_time(record.updated_at_ms)
-    task["ttlMs"] = record.ttl_ms
+    task[ttl_key] = record.ttl_ms
     if record.poll_interval_ms is not None:
-        task["pollIntervalMs"] = record.poll_interval_ms
+        task[poll_key] = record.poll_interval_ms
     return task
+
+
+def task_fields(record: TaskRecord) -> dict[str, Any]:
+    """The `Task` of SEP-2663: id, status, times, TTL (null for unlimited), poll interval."""
+    return _task(record, "ttlMs", "pollIntervalMs")
 
 
 def create_task_result(record: TaskRecord) -> dict[str, Any]:
@@ -75,15 +80,7 @@ def acknowledgement() -> dict[str, Any]:
 
 def legacy_task(record: TaskRecord) -> dict[str, Any]:
     """The `Task` of 2025-11-25 (`tasks/get`, `tasks/cancel`, `tasks/list`, `notifications/tasks/status`)."""
-    task: dict[str, Any] = {"taskId": record.task_id, "status": record.status}
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    task["createdAt"] = iso_time(record.created_at_ms)
-    task["lastUpdatedAt"] = iso_time(record.updated_at_ms)
-    task["ttl"] = record.ttl_ms
-    if record.poll_interval_ms is not None:
-        task["pollInterval"] = record.poll_interval_ms
-    return task
+    return _task(record, "ttl", "pollInterval")
 
 
 def legacy_create_task_result(record: TaskRecord, immediate_response: str | None = None) -> dict[str, Any]:
