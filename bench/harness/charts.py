@@ -204,6 +204,17 @@ def line_panels(title: str, panels: list[Panel], subtitle: str = "", columns: in
         for series in panel.series:
             if series.name not in names and any(not math.isnan(y) for _, y in series.points):
                 names.append(series.name)
+    out = _opening(width, height, title, subtitle)
+    out += _legend(names, 12, header - 10)
+    for index, panel in enumerate(panels):
+        row, column = divmod(index, columns)
+        out += _panel(panel, column * panel_width, header + row * panel_height, panel_width, panel_height)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _opening(width: int, height: int, title: str, subtitle: str) -> list[str]:
+    """An SVG's first elements: the canvas, a white background, the title and the subtitle (if any)."""
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"viewBox='0 0 {width} {height}'>",
@@ -212,12 +223,7 @@ def line_panels(title: str, panels: list[Panel], subtitle: str = "", columns: in
     ]
     if subtitle:
         out.append(f"<text x='10' y='36' font-size='11' fill='#555' {FONT}>{escape(subtitle)}</text>")
-    out += _legend(names, 12, header - 10)
-    for index, panel in enumerate(panels):
-        row, column = divmod(index, columns)
-        out += _panel(panel, column * panel_width, header + row * panel_height, panel_width, panel_height)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def bar_chart(title: str, categories: list[str], series: dict[str, list[float]], unit: str,
@@ -235,14 +241,7 @@ def bar_chart(title: str, categories: list[str], series: dict[str, list[float]],
         place, _, _ = _scale(min(values) / 2 if values else 0.5, hi * 1.5, True, span, invert=False)
     else:
         place, _, _ = _scale(0.0, hi * 1.05, False, span, invert=False)
-    out = [
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-        f"viewBox='0 0 {width} {height}'>",
-        f"<rect width='{width}' height='{height}' fill='white'/>",
-        f"<text x='10' y='20' font-size='15' font-weight='bold' {FONT}>{escape(title)}</text>",
-    ]
-    if subtitle:
-        out.append(f"<text x='10' y='36' font-size='11' fill='#555' {FONT}>{escape(subtitle)}</text>")
+    out = _opening(width, height, title, subtitle)
     out += _legend(names, 12, header - 10)
     for index, category in enumerate(categories):
         top = header + index * group_h
