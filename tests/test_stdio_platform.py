@@ -376,9 +376,20 @@ def test_app_run_with_stdio_mode_threads_serves_from_threads(tmp_path: Path) -> 
     script.write_text("from mcp_kit import MCPServer\n"
                       "MCPServer('threads').run(stdio_mode='threads', log_level='debug')\n")
     env = {k: v for k, v in os.environ.items() if k != MODE_ENV}
-    done = subprocess.run([sys.executable, str(script)], input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
-                          capture_output=True, env=env, timeout=60)
-    stderr = done.stderr.decode()
-    assert done.returncode == 0 and done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n', (done.stdout, stderr)
+    # As a client does: a request, its answer, then the end of input.
+    server = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        rest, stderr_bytes = server.communicate(timeout=60)  # closes stdin: the end of input
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    stderr = stderr_bytes.decode()
+    assert (server.returncode, answer + rest) == (0, b'{"jsonrpc":"2.0","id":1,"result":{}}\n'), stderr
     assert "stdin: served by a worker thread (threads were requested)" in stderr
     assert "stdout: served by a worker thread (threads were requested)" in stderr
