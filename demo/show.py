@@ -6,7 +6,7 @@ import json
 import textwrap
 from typing import Any
 
-from mcp_kit.commands.render import first_line
+from mcp_kit._cli.render import first_line
 
 INDENT = "    "
 

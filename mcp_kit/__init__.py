@@ -4,18 +4,18 @@ The public API is what this module exports; everything else is internal.
 """
 
 try:
-    from .audit import AuditRecord, ToolCallRecord
-    from .auth.principal import AccessToken
-    from .content import AssistantMessage, Audio, Image, UserMessage
-    from .context import Context
-    from .errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
-    from .polling import poll_for_changes
-    from .runner import add_run_arguments
-    from .server import MCPServer
+    from ._app.audit import AuditRecord, ToolCallRecord
+    from ._app.context import Context
+    from ._app.polling import poll_for_changes
+    from ._primitives.content import AssistantMessage, Audio, Image, UserMessage
+    from ._protocol.errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
+    from ._serving.serve import add_run_arguments
+    from ._serving.server import MCPServer
+    from .auth._principal import AccessToken
 except ModuleNotFoundError as missing:  # usually the wrong interpreter: say which one to use
     if (missing.name or "").partition(".")[0] == "mcp_kit":
         raise
-    from .dependencies import explain_missing
+    from ._serving.interpreter import explain_missing
 
     raise explain_missing(missing) from None
 

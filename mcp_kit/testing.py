@@ -16,9 +16,9 @@ from typing import Any
 
 import anyio
 
-from .client.base import BaseClient, ClientHandler
-from .dispatcher import Dispatcher
-from .jsonrpc import (
+from ._eras.session import Session
+from ._protocol.dispatcher import Dispatcher
+from ._protocol.jsonrpc import (
     Batch,
     ErrorResponse,
     Notification,
@@ -27,10 +27,10 @@ from .jsonrpc import (
     decode_message,
     encode_message,
 )
-from .server import MCPServer
-from .session import Session
-from .transports.memory import MemoryWriter, memory_pipe
-from .versions import LATEST_HANDSHAKE
+from ._protocol.versions import LATEST_HANDSHAKE
+from ._serving.server import MCPServer
+from ._transports.memory import MemoryWriter, memory_pipe
+from .client._base import BaseClient, ClientHandler
 
 
 class Client(BaseClient):

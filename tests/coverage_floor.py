@@ -37,7 +37,7 @@ class ModuleCoverage:
 
 
 def module_name(path: str) -> str:
-    """`mcp_kit/transports/http.py` -> `mcp_kit.transports.http` (paths may be absolute)."""
+    """`mcp_kit/_transports/http.py` -> `mcp_kit._transports.http` (paths may be absolute)."""
     relative = Path(path)
     if relative.is_absolute():
         relative = relative.relative_to(ROOT) if relative.is_relative_to(ROOT) else relative

@@ -29,8 +29,8 @@ STATELESS_META = {
 
 _LAUNCHER = """
 import runpy, sys
-import mcp_kit.transports.stdio as stdio
-import mcp_kit.transports.stop_signals as stop_signals
+import mcp_kit._transports.stdio as stdio
+import mcp_kit._transports.stop_signals as stop_signals
 script, grace, max_line, platform = sys.argv[1:5]
 if grace:
     stdio.SHUTDOWN_GRACE = float(grace)

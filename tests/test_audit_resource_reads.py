@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_kit import AuditRecord, MCPError
-from mcp_kit.audit import JsonLinesAuditLog
+from mcp_kit._app.audit import JsonLinesAuditLog
 from mcp_kit.testing import connect
 
 from .fault_server import build

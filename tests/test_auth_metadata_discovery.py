@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-discovery = pytest.importorskip("mcp_kit.auth.discovery")
+discovery = pytest.importorskip("mcp_kit.auth._discovery")
 pytestmark = pytest.mark.anyio
 
 ISSUER = "https://auth.example.com/tenant1"

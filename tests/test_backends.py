@@ -13,9 +13,9 @@ import anyio
 import httpx
 import pytest
 
-from mcp_kit.backends import BackendUnavailable, MemoryBackend, open_backend
-from mcp_kit.backends.redis_backend import RedisBackend, parse_url
-from mcp_kit.transports.http_options import HttpOptions
+from mcp_kit._backends import BackendUnavailable, MemoryBackend, open_backend
+from mcp_kit._backends.redis_backend import RedisBackend, parse_url
+from mcp_kit._transports.http_options import HttpOptions
 
 from .redis_support import RedisProcess
 from .scaleout_client import SERVER
@@ -202,7 +202,7 @@ def test_backend_and_workers_come_from_the_command_line_or_the_environment(monke
     import argparse
 
     from mcp_kit import add_run_arguments
-    from mcp_kit.runner import http_options_from_args
+    from mcp_kit._serving.serve import http_options_from_args
 
     monkeypatch.setenv("MCP_BACKEND", "redis://127.0.0.1:6379/3")
     monkeypatch.setenv("MCP_WORKERS", "3")
@@ -215,7 +215,7 @@ def test_backend_and_workers_come_from_the_command_line_or_the_environment(monke
 WORKERS_SCRIPT = """
 import logging, os, signal, socket, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-from mcp_kit.workers import serve_workers
+from mcp_kit._serving.prefork import serve_workers
 marker = sys.argv[1]
 
 def serve():
@@ -259,7 +259,7 @@ def test_workers_are_restarted_when_they_die_and_stopped_with_the_parent(tmp_pat
 
 
 def test_a_worker_reports_how_it_ended(caplog: pytest.LogCaptureFixture) -> None:
-    from mcp_kit.workers import run_worker
+    from mcp_kit._serving.prefork import run_worker
 
     def fails() -> None:
         raise RuntimeError("boom")
@@ -276,7 +276,7 @@ def test_a_worker_reports_how_it_ended(caplog: pytest.LogCaptureFixture) -> None
 
 
 def test_workers_are_refused_with_a_way_forward_where_there_is_no_fork(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_kit.workers import serve_workers
+    from mcp_kit._serving.prefork import serve_workers
 
     monkeypatch.setattr(sys, "platform", "win32")  # the Windows path, forced: nothing is forked
     with pytest.raises(SystemExit, match="needs POSIX fork.*several processes behind a proxy"):

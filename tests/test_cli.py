@@ -13,18 +13,18 @@ from typing import Any
 
 import pytest
 
-from mcp_kit.cli import main
-from mcp_kit.commands import client_config
-from mcp_kit.commands.arguments import collect, json_after_flag, parse_pairs
-from mcp_kit.commands.exit_codes import CommandError
-from mcp_kit.commands.loader import load_server, split_spec
-from mcp_kit.commands.progress import render_bar
-from mcp_kit.commands.render import first_line
+from mcp_kit._cli import client_config
+from mcp_kit._cli.arguments import collect, json_after_flag, parse_pairs
+from mcp_kit._cli.exit_codes import CommandError
+from mcp_kit._cli.loader import load_server, split_spec
+from mcp_kit._cli.main import main
+from mcp_kit._cli.progress import render_bar
+from mcp_kit._cli.render import first_line
 
 from .client_servers import CHATTY, DIES_AT_INITIALIZE, JUNK_THEN_EXIT, SDK_SERVER, STOCK, script
 from .support import ROOT, coverage_env, http_server, refused_port
 
-MCP_KIT = [sys.executable, "-m", "mcp_kit.cli"]
+MCP_KIT = [sys.executable, "-m", "mcp_kit"]
 
 
 def mcp_kit(*args: str, timeout: float = 90, cwd: Path = ROOT, env: dict[str, str] | None = None
@@ -237,7 +237,7 @@ def test_run_a_file_with_a_factory_over_stdio(tmp_path: Path) -> None:
 
 def test_run_a_module_attribute_over_http(tmp_path: Path) -> None:
     (tmp_path / "myserver.py").write_text(APP_FILE + "\nserver_app = build_server()\n", encoding="utf-8")
-    with http_server(["-m", "mcp_kit.cli", "run", "myserver:server_app"], cwd=tmp_path,
+    with http_server(["-m", "mcp_kit", "run", "myserver:server_app"], cwd=tmp_path,
                      env={"PYTHONPATH": str(ROOT)}) as base:
         done = mcp_kit("list", f"{base}/mcp", "--timeout", "5")
         assert done.returncode == 0, done.stderr

@@ -11,7 +11,7 @@ import pytest
 
 from .support import LISTENING, ROOT, ProcessLog, stop
 
-MCP_KIT = [sys.executable, "-m", "mcp_kit.cli"]
+MCP_KIT = [sys.executable, "-m", "mcp_kit"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 

@@ -13,11 +13,12 @@ import anyio
 import pytest
 
 from mcp_kit import MCPError
-from mcp_kit.client import ClientError, ConnectionClosed, ServerNotFound, connect, open_transport
-from mcp_kit.client.legacy_sse import LegacySSETransport
-from mcp_kit.client.sse_events import iter_events
-from mcp_kit.client.stdio import StdioTransport, command_line
-from mcp_kit.client.streamable_http import StreamableHTTPTransport
+from mcp_kit.client import ClientError, ConnectionClosed, ServerNotFound, open_transport
+from mcp_kit.client import connect
+from mcp_kit.client._legacy_sse import LegacySSETransport
+from mcp_kit.client._sse_events import iter_events
+from mcp_kit.client._stdio import StdioTransport, command_line
+from mcp_kit.client._streamable_http import StreamableHTTPTransport
 
 from .client_servers import (
     CHATTY,
@@ -92,7 +93,7 @@ async def test_progress_and_log_callbacks(tmp_path: Path) -> None:
 
 
 async def test_pagination_is_followed() -> None:
-    from mcp_kit.client.base import BaseClient
+    from mcp_kit.client._base import BaseClient
 
     class Pages(BaseClient):
         async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
@@ -197,7 +198,7 @@ def test_command_lines_are_split_like_a_shell() -> None:
     ('"" x\t y', ["", "x", "y"]),
 ])
 def test_windows_command_lines_keep_their_backslashes(line: str, argv: list[str]) -> None:
-    from mcp_kit.client.argv import join_command, split_command
+    from mcp_kit.client._argv import join_command, split_command
 
     assert split_command(line, platform="win32") == argv
     assert split_command(join_command(argv, platform="win32"), platform="win32") == argv

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from mcp_kit.cli import main
-from mcp_kit.commands import client_config
-from mcp_kit.commands.client_config import REFERENCE_SERVERS, Installation, config_command, entries
-from mcp_kit.commands.client_paths import System
+from mcp_kit._cli import client_config
+from mcp_kit._cli.client_config import REFERENCE_SERVERS, Installation, config_command, entries
+from mcp_kit._cli.client_paths import System
+from mcp_kit._cli.main import main
 
 from .support import ROOT
 

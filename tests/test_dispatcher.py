@@ -17,9 +17,9 @@ import anyio
 import pytest
 
 from mcp_kit import Context, MCPServer
-from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import JSONRPCError, Notification, Request, encode_message
-from mcp_kit.session import Session
+from mcp_kit._eras.session import Session
+from mcp_kit._protocol.dispatcher import Dispatcher
+from mcp_kit._protocol.jsonrpc import JSONRPCError, Notification, Request, encode_message
 
 from .support import Meeting
 

@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import Notification, Request, RequestId, encode_message
+from mcp_kit._protocol.dispatcher import Dispatcher
+from mcp_kit._protocol.jsonrpc import Notification, Request, RequestId, encode_message
 
 pytestmark = pytest.mark.anyio
 

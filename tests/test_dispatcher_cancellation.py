@@ -19,8 +19,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import JSONRPCError, Notification, Request, encode_message
+from mcp_kit._protocol.dispatcher import Dispatcher
+from mcp_kit._protocol.jsonrpc import JSONRPCError, Notification, Request, encode_message
 
 pytestmark = pytest.mark.anyio
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_kit.transports.event_streams import SessionStreams
+from mcp_kit._transports.event_streams import SessionStreams
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ def test_kept_events_hold_copies_not_the_encoders_buffer() -> None:
 
 
 def test_replies_written_whole_are_kept_only_among_the_last_few() -> None:
-    from mcp_kit.transports.event_streams import KEEP_WRITTEN
+    from mcp_kit._transports.event_streams import KEEP_WRITTEN
 
     store = SessionStreams()
     written = []
@@ -75,7 +75,7 @@ def test_replies_written_whole_are_kept_only_among_the_last_few() -> None:
 
 
 def test_finished_streams_go_after_their_grace_and_the_server_budget_bounds_all_sessions() -> None:
-    from mcp_kit.transports.event_streams import StoreBudget
+    from mcp_kit._transports.event_streams import StoreBudget
 
     budget = StoreBudget(max_bytes=1000)
     first, second = SessionStreams(budget=budget, grace=0.0), SessionStreams(budget=budget)

@@ -10,7 +10,7 @@ import base64
 
 import pytest
 
-calls = pytest.importorskip("mcp_kit.functions.calls")
+calls = pytest.importorskip("mcp_kit.functions._calls")
 
 
 def test_binary_blocks_are_described_by_type_and_size() -> None:

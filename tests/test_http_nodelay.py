@@ -12,7 +12,7 @@ import socket
 
 import uvicorn
 
-from mcp_kit.runner import tcp_listener
+from mcp_kit._serving.serve import tcp_listener
 
 
 def nodelay_of_accepted_connection(listener: socket.socket) -> int:

@@ -162,7 +162,7 @@ async def test_a_body_deadline_passing_between_reads_fails_the_next_read_and_can
     is never cancelled by it)."""
     import asyncio
 
-    from mcp_kit.transports.http_security import BodyTimeout, _BodyDeadlines, _BodyGuard
+    from mcp_kit._transports.http_security import BodyTimeout, _BodyDeadlines, _BodyGuard
 
     async def receive() -> dict[str, object]:
         return {"type": "http.request", "body": b"{", "more_body": True}

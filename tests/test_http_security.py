@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcp_kit.transports.http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
+from mcp_kit._transports.http_security import BodyTooLarge, SecurityMiddleware, SecurityPolicy
 
 from .support import http_server
 

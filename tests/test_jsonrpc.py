@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_kit.jsonrpc import (
+from mcp_kit._protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -179,7 +179,7 @@ def test_encode_handles_big_integers_and_non_ascii() -> None:
 
 
 def test_the_standard_error_codes_are_the_specs() -> None:
-    from mcp_kit.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+    from mcp_kit._protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 
     assert (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR) == (
         -32700, -32600, -32601, -32602, -32603)

@@ -14,8 +14,8 @@ import pytest
 from pydantic import Field
 
 from mcp_kit import Context, MCPError, MCPServer
+from mcp_kit._primitives.tools import ToolRegistry
 from mcp_kit.testing import connect
-from mcp_kit.tools import ToolRegistry
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"

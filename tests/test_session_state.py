@@ -12,10 +12,10 @@ import anyio
 import pytest
 
 from mcp_kit import Context, MCPServer
-from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import decode_message, encode_message
-from mcp_kit.session import Session
-from mcp_kit.session_state import SessionState
+from mcp_kit._eras.record import SessionState
+from mcp_kit._eras.session import Session
+from mcp_kit._protocol.dispatcher import Dispatcher
+from mcp_kit._protocol.jsonrpc import decode_message, encode_message
 from mcp_kit.testing import connect
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_kit.errors import MCPError
+from mcp_kit._protocol.errors import MCPError
 from mcp_kit.skills import (
     DIRECTORY_MIME_TYPE,
     SkillCatalog,

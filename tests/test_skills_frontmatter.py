@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_kit.skills.frontmatter import (
+from mcp_kit.skills._frontmatter import (
     MAX_FRONTMATTER_CHARS,
     FrontmatterError,
     check_frontmatter,

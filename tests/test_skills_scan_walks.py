@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-scan = pytest.importorskip("mcp_kit.skills.scan")
+scan = pytest.importorskip("mcp_kit.skills._scan")
 
 LIMITS = scan.ScanLimits(max_files=10, max_file_bytes=100, max_total_bytes=150)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_kit import MCPServer
-from mcp_kit.errors import MCPError
+from mcp_kit._protocol.errors import MCPError
 from mcp_kit.skills import SkillError
 from mcp_kit.testing import connect
 from servers.stock.sample_provider import SampleProvider as StockSample

@@ -22,13 +22,13 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_kit.dispatcher import Dispatcher
-from mcp_kit.jsonrpc import Notification, Request
-from mcp_kit.transports import stdio_mode
-from mcp_kit.transports.stdio import StdioWriter
-from mcp_kit.transports.stdio_mode import MODE_ENV, choose_mode, requested_mode, why_loop_cannot_serve
-from mcp_kit.transports.stdio_threads import ThreadedReader, ThreadedWriter
-from mcp_kit.transports.stop_signals import SignalPlan, signal_plan, watch_stop_signals
+from mcp_kit._protocol.dispatcher import Dispatcher
+from mcp_kit._protocol.jsonrpc import Notification, Request
+from mcp_kit._transports import stdio_mode
+from mcp_kit._transports.stdio import StdioWriter
+from mcp_kit._transports.stdio_mode import MODE_ENV, choose_mode, requested_mode, why_loop_cannot_serve
+from mcp_kit._transports.stdio_threads import ThreadedReader, ThreadedWriter
+from mcp_kit._transports.stop_signals import SignalPlan, signal_plan, watch_stop_signals
 
 # ---------------------------------------------------------------------------------------- mode
 

@@ -305,7 +305,7 @@ def test_a_line_over_the_size_limit_is_dropped_with_a_parse_error_and_the_sessio
 
 
 def test_line_reader_drops_an_overlong_line_split_across_reads_and_resumes_at_the_next() -> None:
-    from mcp_kit.transports.stdio import OVERSIZED, LineReader
+    from mcp_kit._transports.stdio import OVERSIZED, LineReader
 
     reader = LineReader(max_line=10)
     lines = reader.feed(b"0123456789ABCDEF") + reader.feed(b"still the same line\n{}\n")

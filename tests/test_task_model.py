@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from mcp_kit.tasks import STATUSES, TERMINAL, TaskRecord, TaskSettings, can_transition, new_task_id
-from mcp_kit.tasks.wire import (
+from mcp_kit.tasks._wire import (
     RELATED_TASK_KEY,
     acknowledgement,
     create_task_result,

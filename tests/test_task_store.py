@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_kit.errors import MCPError
+from mcp_kit._protocol.errors import MCPError
 from mcp_kit.skills import SkillCatalog
 from mcp_kit.tasks import TERMINAL, InMemoryTaskStore, TaskLimitReached, TaskRecord, TaskSettings, can_transition
-from mcp_kit.tasks.store import MAX_INPUT_KEYS, MAX_OUTSTANDING_INPUTS, MAX_STATUS_MESSAGE
+from mcp_kit.tasks._store import MAX_INPUT_KEYS, MAX_OUTSTANDING_INPUTS, MAX_STATUS_MESSAGE
 
 pytestmark = pytest.mark.anyio
 START_MS = 1_785_000_000_000

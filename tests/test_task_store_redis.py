@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from mcp_kit.backends.redis_backend import RedisBackend
+from mcp_kit._backends.redis_backend import RedisBackend
 from mcp_kit.tasks import TaskLimitReached
-from mcp_kit.tasks.redis_store import RedisTaskStore
+from mcp_kit.tasks._redis_store import RedisTaskStore
 
 from .redis_support import RedisProcess
 from .test_task_store import *  # noqa: F403  (the same tests, run with the Redis store below)

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcp_kit import Context, MCPServer, ToolError
-from mcp_kit.errors import MCPError
+from mcp_kit._protocol.errors import MCPError
 from mcp_kit.tasks import InMemoryTaskStore, TaskSettings
 from mcp_kit.testing import connect
 
@@ -362,7 +362,7 @@ class _Scope:
 async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
     from types import SimpleNamespace
 
-    from mcp_kit.methods import ROUTES
+    from mcp_kit._app.methods import ROUTES
 
     app, _ = build()
 
@@ -394,7 +394,7 @@ async def test_a_tool_call_run_as_a_task_is_audited_with_its_caller() -> None:
     from types import SimpleNamespace
 
     from mcp_kit import AuditRecord
-    from mcp_kit.methods import ROUTES
+    from mcp_kit._app.methods import ROUTES
 
     app, _ = build()
     audited: list[AuditRecord] = []
@@ -414,7 +414,7 @@ async def test_a_tool_call_run_as_a_task_is_audited_with_its_caller() -> None:
 async def test_tasks_list_of_one_era_leaves_out_the_callers_tasks_of_the_other() -> None:
     from types import SimpleNamespace
 
-    from mcp_kit.methods import ROUTES
+    from mcp_kit._app.methods import ROUTES
 
     app, _ = build()
     alice = SimpleNamespace(subject="alice", client_id="app")

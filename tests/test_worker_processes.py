@@ -17,10 +17,10 @@ import anyio
 import pytest
 
 from mcp_kit import Context, MCPServer
-from mcp_kit.jsonrpc import Request
-from mcp_kit.processes import ProcessPoolError, WorkerProcesses, run_packed
+from mcp_kit._execution.processes import ProcessPoolError, ToolProcesses, run_packed
+from mcp_kit._execution.threads import machine_cpus
+from mcp_kit._protocol.jsonrpc import Request
 from mcp_kit.testing import connect
-from mcp_kit.threads import machine_cpus
 
 from . import process_pool_tools as tools
 from .live_http import until
@@ -298,7 +298,7 @@ def test_a_function_that_cannot_be_loaded_in_the_worker_fails_in_words() -> None
 
 
 def test_the_default_process_bound_is_the_machine_cpus() -> None:
-    assert WorkerProcesses().limit == machine_cpus()
+    assert ToolProcesses().limit == machine_cpus()
     assert MCPServer("x", max_tool_processes=3).executors.processes.limit == 3
     with pytest.raises(ValueError, match="max_tool_processes must be a positive integer"):
         MCPServer("x", max_tool_processes=0)

@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_kit import MCPServer, threads
-from mcp_kit.jsonrpc import Request
+from mcp_kit import MCPServer
+from mcp_kit._execution import threads
+from mcp_kit._execution.threads import DEFAULT_SWITCH_INTERVAL, ToolThreads, default_thread_limit, machine_cpus
+from mcp_kit._protocol.jsonrpc import Request
 from mcp_kit.testing import connect
-from mcp_kit.threads import DEFAULT_SWITCH_INTERVAL, WorkerThreads, default_thread_limit, machine_cpus
 
 from .live_http import until
 
@@ -338,7 +339,7 @@ def test_a_bad_max_sync_threads_is_refused_in_words(value: Any) -> None:
 @pytest.mark.parametrize("value", [0, -0.001, "fast"])
 def test_a_bad_switch_interval_is_refused_in_words(value: Any) -> None:
     with pytest.raises(ValueError, match="switch_interval must be a positive number of seconds"):
-        WorkerThreads(switch_interval=value)
+        ToolThreads(switch_interval=value)
 
 
 def test_run_in_thread_is_for_plain_functions_only() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_kit.dependencies import venv_python
+from mcp_kit._serving.interpreter import venv_python
 
 from .support import ROOT
 
@@ -37,7 +37,7 @@ def advice(command: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["-m servers.stock --provider sample", "-m servers.weather",
-                                     "-m servers.filesystem --root .", "-m mcp_kit.cli list x"])
+                                     "-m servers.filesystem --root .", "-m mcp_kit list x"])
 def test_our_programs_say_which_interpreter_to_use(bare_python: Path, command: str) -> None:
     done = start(bare_python, *command.split())
     assert done.returncode == 1
@@ -56,7 +56,7 @@ def test_importing_mcp_kit_raises_a_module_not_found_error_that_says_it(bare_pyt
 
 
 def test_the_console_script_points_at_the_venvs_script(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_kit import dependencies
+    from mcp_kit._serving import interpreter as dependencies
 
     monkeypatch.setattr(sys, "argv", ["/usr/local/bin/mcp-kit", "list", "python -m servers.stock"])
     monkeypatch.setattr(sys, "executable", "/usr/bin/python3")

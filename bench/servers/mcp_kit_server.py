@@ -88,7 +88,7 @@ def main() -> None:
         "log_level": log_level,
     }
     try:  # the fan-out curve holds 1000+ streams: above the default connection and session caps
-        from mcp_kit.transports.http_options import HttpOptions
+        from mcp_kit._transports.http_options import HttpOptions
 
         if hasattr(HttpOptions, "max_connections"):
             options.update(max_connections=4096, max_sessions=4096)

@@ -22,13 +22,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import AuthConfig
-    from .errors import AuthError, AuthServerUnavailable, InsufficientScope, InvalidRequest, InvalidToken
-    from .principal import STATE_KEY, AccessToken, access_token_of
+    from ._config import AuthConfig
+    from ._errors import AuthError, AuthServerUnavailable, InvalidRequest, InvalidToken, StepUpRequired
+    from ._principal import STATE_KEY, AccessToken, access_token_of
 
-_HOMES = {"AuthConfig": "config", "AuthError": "errors", "AuthServerUnavailable": "errors",
-          "InsufficientScope": "errors", "InvalidRequest": "errors", "InvalidToken": "errors",
-          "STATE_KEY": "principal", "AccessToken": "principal", "access_token_of": "principal"}
+_HOMES = {"AuthConfig": "_config", "AuthError": "_errors", "AuthServerUnavailable": "_errors",
+          "StepUpRequired": "_errors", "InvalidRequest": "_errors", "InvalidToken": "_errors",
+          "STATE_KEY": "_principal", "AccessToken": "_principal", "access_token_of": "_principal"}
 
 __all__ = [
     "STATE_KEY",
@@ -36,7 +36,7 @@ __all__ = [
     "AuthConfig",
     "AuthError",
     "AuthServerUnavailable",
-    "InsufficientScope",
+    "StepUpRequired",
     "InvalidRequest",
     "InvalidToken",
     "access_token_of",

@@ -10,14 +10,14 @@ Results are wire JSON (dicts). A JSON-RPC error raises `mcp_kit.MCPError`; a ser
 be started or goes away raises a `ClientError` that says why (with the server's stderr tail).
 """
 
-from .base import BaseClient, ProgressCallback
-from .connect import connect, is_url, open_transport
-from .errors import ClientError, ConnectionClosed, ServerNotFound
-from .legacy_sse import LegacySSETransport
-from .session import ClientSession
-from .stdio import StdioTransport
-from .streamable_http import StreamableHTTPTransport
-from .transport import Transport
+from ._base import BaseClient, ProgressCallback
+from ._connect import connect, is_url, open_transport
+from ._errors import ClientError, ConnectionClosed, ServerNotFound
+from ._legacy_sse import LegacySSETransport
+from ._session import ClientSession
+from ._stdio import StdioTransport
+from ._streamable_http import StreamableHTTPTransport
+from ._transport import Transport
 
 __all__ = [
     "BaseClient",

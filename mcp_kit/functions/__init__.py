@@ -15,15 +15,15 @@ calls, concurrently, errors as data). Host-side code: it builds on `mcp_kit.clie
 server side (server, session, transports). Kept out of `mcp_kit.__all__`, which is the server API.
 """
 
-from .arguments import ArgumentChecker, ArgumentError, parse_arguments
-from .bridge import ToolBridge
-from .calls import ToolCall, ToolOutcome, Turn
-from .gemini_schema import GeminiSchemaError, to_gemini_schema
-from .names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameMap, NameRules
-from .remote import ConfirmationRequest, RemoteTool, ToolSession
-from .schema_document import SchemaConversionError
-from .strict_schema import StrictSchemaError, check_strict_limits, to_strict_schema
-from .vendors import FORMATS
+from ._arguments import ArgumentChecker, ArgumentError, parse_arguments
+from ._bridge import ToolBridge
+from ._calls import ToolCall, ToolOutcome, Turn
+from ._gemini_schema import GeminiSchemaError, to_gemini_schema
+from ._names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameMap, NameRules
+from ._remote import ConfirmationRequest, RemoteTool, ToolSession
+from ._schema_document import SchemaConversionError
+from ._strict_schema import StrictSchemaError, check_strict_limits, to_strict_schema
+from ._vendors import FORMATS
 
 __all__ = [
     "ANTHROPIC_NAMES",

@@ -13,7 +13,7 @@ indexes what was read. The protocol methods that serve a catalog live with the o
 Must not import: session, server, dispatcher, transports, context.
 """
 
-from .catalog import (
+from ._catalog import (
     DIRECTORY_MIME_TYPE,
     EXTENSION_ID,
     MAX_BYTES_PER_SKILL,
@@ -25,7 +25,7 @@ from .catalog import (
     SkillLimits,
     SkillNotFound,
 )
-from .frontmatter import FrontmatterError
+from ._frontmatter import FrontmatterError
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",

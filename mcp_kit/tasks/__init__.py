@@ -9,9 +9,9 @@ methods plug into the request scope, method table and dispatcher (see docs/exten
 Must not import: session, server, dispatcher, transports, context.
 """
 
-from .memory import InMemoryTaskStore
-from .model import STATUSES, TERMINAL, TRANSITIONS, TaskRecord, TaskSettings, TaskStatus, can_transition, new_task_id
-from .store import TaskLimitReached, TaskStore, TaskStoreError
+from ._memory import InMemoryTaskStore
+from ._model import STATUSES, TERMINAL, TRANSITIONS, TaskRecord, TaskSettings, TaskStatus, can_transition, new_task_id
+from ._store import TaskLimitReached, TaskStore, TaskStoreError
 
 __all__ = [
     "STATUSES",

@@ -7,7 +7,7 @@ pre-registered `client_id`/`client_secret` for auth/pre-registration) and
 MCP_CONFORMANCE_PROTOCOL_VERSION. Every scenario gets the same well-behaved client: mcp_kit's
 OAuth (`mcp_kit.client.oauth`, headless: the suite's authorization server redirects at once), with a
 Client ID Metadata Document URL it may use where the server supports them, then tools/list and a
-call of the first tool. Dated versions use `mcp_kit.client.connect` (the initialize handshake);
+call of the first tool. Dated versions use `mcp_kit.client._connect` (the initialize handshake);
 2026-07-28 sends stateless requests (per-request `_meta`) through the same OAuth, since mcp_kit's
 client session speaks the handshake era only. Exit status 0 on success, 1 with the reason on stderr.
 """

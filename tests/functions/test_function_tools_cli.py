@@ -45,7 +45,7 @@ if __name__ == "__main__":
 
 
 def mcp_kit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcp_kit.cli", *args], capture_output=True, text=True, timeout=90,
+    return subprocess.run([sys.executable, "-m", "mcp_kit", *args], capture_output=True, text=True, timeout=90,
                           cwd=ROOT)
 
 
@@ -105,7 +105,7 @@ def test_a_schema_strict_mode_cannot_express_is_named_with_its_pointer(tmp_path:
 
 
 def test_the_command_knows_every_format() -> None:
-    from mcp_kit.commands import function_tools
+    from mcp_kit._cli import function_tools
     from mcp_kit.functions import FORMATS
 
     assert function_tools.FORMAT_NAMES == tuple(FORMATS)

@@ -22,13 +22,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcp_kit.auth import AuthConfig, AuthServerUnavailable, InvalidToken
-from mcp_kit.auth.challenge import bearer_challenge, parse_bearer_challenge
-from mcp_kit.auth.discovery import metadata_urls
-from mcp_kit.auth.metadata import metadata_document, metadata_paths, metadata_url
-from mcp_kit.auth.options import add_oauth_arguments, auth_config_from_args
-from mcp_kit.auth.resource_uri import canonical_resource, same_resource
-from mcp_kit.auth.scopes import missing_scopes, parse_scopes
-from mcp_kit.auth.validator import TokenValidator
+from mcp_kit.auth._challenge import bearer_challenge, parse_bearer_challenge
+from mcp_kit.auth._discovery import metadata_urls
+from mcp_kit.auth._metadata import metadata_document, metadata_paths, metadata_url
+from mcp_kit.auth._options import add_oauth_arguments, auth_config_from_args
+from mcp_kit.auth._resource_uri import canonical_resource, same_resource
+from mcp_kit.auth._scopes import missing_scopes, parse_scopes
+from mcp_kit.auth._validator import TokenValidator
 
 pytestmark = pytest.mark.anyio
 ISSUER = "https://auth.example.com"

@@ -301,7 +301,7 @@ async def test_a_refusing_user_ends_the_flow_with_the_servers_words(protected: P
 
 def test_the_mcp_kit_command_authorizes_headlessly(protected: Protected, tmp_path: Path) -> None:
     cache = tmp_path / "tokens.json"
-    command = [sys.executable, "-m", "mcp_kit.cli", "call", protected.mcp, "add", "a=20", "b=22", "--oauth-headless",
+    command = [sys.executable, "-m", "mcp_kit", "call", protected.mcp, "add", "a=20", "b=22", "--oauth-headless",
                "--oauth-token-cache", str(cache)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

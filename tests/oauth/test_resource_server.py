@@ -17,8 +17,8 @@ import pytest
 
 from mcp_kit import MCPServer
 from mcp_kit.auth import AccessToken, AuthConfig
-from mcp_kit.auth.challenge import parse_bearer_challenge
-from mcp_kit.auth.validator import TokenValidator
+from mcp_kit.auth._challenge import parse_bearer_challenge
+from mcp_kit.auth._validator import TokenValidator
 
 from .authorization_server import AuthorizationServer, start_authorization_server
 from .uvicorn_thread import bound_socket, serve
@@ -307,7 +307,7 @@ async def test_the_app_behind_the_guard_sees_the_principal_and_never_the_token(
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
 
-    from mcp_kit.auth.middleware import OAuthGuard
+    from mcp_kit.auth._middleware import OAuthGuard
 
     resource = "http://testserver/mcp"
     guard = OAuthGuard(app, AuthConfig(issuer=authorization_server.issuer, resource=resource))

@@ -30,7 +30,7 @@ def test_reference_server_protected_through_the_environment(authorization_server
             assert metadata["authorization_servers"] == [authorization_server.issuer]
             refused = httpx.post(f"{base}/mcp", json={}, headers=MCP_HEADERS)
             assert refused.status_code == 401 and 'scope="mcp:read"' in refused.headers["www-authenticate"]
-            listed = subprocess.run([sys.executable, "-m", "mcp_kit.cli", "call", f"{base}/mcp", "search_location",
+            listed = subprocess.run([sys.executable, "-m", "mcp_kit", "call", f"{base}/mcp", "search_location",
                                      "query=Paris", "--oauth-headless"], cwd=ROOT, capture_output=True, text=True,
                                     timeout=120)
             assert listed.returncode == 0, listed.stderr
@@ -41,7 +41,7 @@ def test_mcp_kit_run_takes_the_oauth_options(authorization_server: Authorization
     with listening_socket() as sock:
         options = ["--oauth-issuer", authorization_server.issuer, "--oauth-scopes", "mcp:read", "mcp:write",
                    "--oauth-resource", f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"]
-        with http_server(["-m", "mcp_kit.cli", "run", "examples/demo_server.py", *options], listen_on=sock) as base:
+        with http_server(["-m", "mcp_kit", "run", "examples/demo_server.py", *options], listen_on=sock) as base:
             assert httpx.get(f"{base}/.well-known/oauth-protected-resource").json()["scopes_supported"] == [
                 "mcp:read", "mcp:write"]
             assert httpx.post(f"{base}/mcp", json={}, headers=MCP_HEADERS).status_code == 401

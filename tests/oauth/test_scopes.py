@@ -28,7 +28,7 @@ from mcp.shared.auth import OAuthClientInformationFull
 
 from mcp_kit import AuditRecord, Context, MCPServer
 from mcp_kit.auth import AuthConfig
-from mcp_kit.auth.challenge import parse_bearer_challenge
+from mcp_kit.auth._challenge import parse_bearer_challenge
 from mcp_kit.client import connect
 from mcp_kit.client.oauth import HeadlessRedirect, MemoryTokenStore, OAuth, OAuthClientConfig
 

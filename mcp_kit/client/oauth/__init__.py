@@ -10,11 +10,11 @@ Modules: `auth` (the httpx.Auth), `flow` (discovery, registration, authorization
 `redirects` (interactive loopback, headless, your own), `store` (memory, 0600 file), `pkce`, `errors`.
 """
 
-from .auth import OAuth
-from .errors import OAuthError
-from .flow import OAuthClientConfig, OAuthFlow
-from .redirects import CallbackRedirect, HeadlessRedirect, LoopbackRedirect, RedirectHandler
-from .store import FileTokenStore, MemoryTokenStore, TokenStore
+from ._auth import OAuth
+from ._errors import OAuthError
+from ._flow import OAuthClientConfig, OAuthFlow
+from ._redirects import CallbackRedirect, HeadlessRedirect, LoopbackRedirect, RedirectHandler
+from ._store import FileTokenStore, MemoryTokenStore, TokenStore
 
 __all__ = [
     "CallbackRedirect",

@@ -1,0 +1,1 @@
+"""Internal: see docs/ARCHITECTURE.md."""

@@ -1,0 +1,174 @@
+"""What a running handler may do: report progress, log to the client, elicit, sample, list roots.
+
+A `Context` is injected into any tool, resource, or prompt function that has a parameter
+annotated with it. It is never part of a tool's schema. It holds what is particular to its
+request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
+protocol era to the request's scope (`scope.py`).
+
+Imports nothing from mcp_kit but `scope` and `jsonrpc` (and, for typing only, `auth.principal`): never the session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .._protocol.jsonrpc import RequestId
+from .channel import LOG_LEVELS, RequestChannel
+
+if TYPE_CHECKING:
+    from mcp_types import CreateMessageResult, ElicitResult, Root
+
+    from ..auth._principal import AccessToken
+
+
+class Context:
+    """The handle a handler gets on its request and its client."""
+
+    __slots__ = ("channel", "request_id", "meta", "progress_token", "principal")
+
+    principal: AccessToken | None
+    """Who sent the request: the caller's validated OAuth access token (subject, client_id, scopes,
+    claims, expires_at; never the token string), or None when the server does not use OAuth (stdio,
+    a static `--auth-token`, no authentication)."""
+
+    def __init__(self, channel: RequestChannel, request_id: RequestId | None, meta: dict[str, Any] | None,
+                 principal: object | None = None) -> None:
+        self.channel = channel
+        self.request_id = request_id
+        self.meta = meta or {}
+        self.progress_token = self.meta.get("progressToken")
+        self.principal = principal  # type: ignore[assignment]  # the transport passes what the OAuth guard validated
+
+    @property
+    def session_id(self) -> str:
+        return self.channel.session_id
+
+    @property
+    def lifespan_state(self) -> Any:
+        return self.channel.lifespan_state
+
+    @property
+    def protocol_version(self) -> str:
+        return self.channel.protocol_version
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True once the client cancelled this request, or its task was cancelled or expired."""
+        return self.channel.was_cancelled(self.request_id if self.request_id is not None else "")
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as; None when it is not (or not yet) a task."""
+        return getattr(self.channel, "task_id", None)
+
+    async def start_task(self, status_message: str | None = None) -> str | None:
+        """Run the rest of this call as a task: the client gets the task's handle now (tools with
+        `task_start="explicit"`). A no-op returning None when the call cannot become a task."""
+        start = getattr(self.channel, "start_task", None)
+        return None if start is None else await start(status_message)
+
+    def client_supports(self, capability: str) -> bool:
+        """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""
+        return capability in self.channel.client_capabilities
+
+    # ------------------------------------------------------------------ notifications
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` for this request (nothing when the client gave no token).
+
+        In a task it also sets the task's status message (`message`, else "progress/total").
+        """
+        if self.progress_token is None and self.task_id is None:
+            return
+        params: dict[str, Any] = {"progress": progress}
+        if self.progress_token is not None:
+            params["progressToken"] = self.progress_token
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.channel.notify("notifications/progress", params, self.request_id)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client if its level passes the client's filter."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        threshold = self.channel.log_threshold
+        if threshold is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        await self.channel.notify("notifications/message", params, self.request_id)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self.log("error", data, logger)
+
+    async def ping(self, timeout: float = 10.0) -> None:
+        """Check that the client is alive (a server-to-client `ping`; a no-op in the stateless era)."""
+        await self.channel.ping(request_id=self.request_id, timeout=timeout)
+
+    def close_sse_stream(self) -> bool:
+        """Streamable HTTP: end this request's SSE response now; the client resumes it with GET + Last-Event-ID.
+
+        Useful for long calls behind proxies that cut idle connections (2025-11-25 polling).
+        Returns False on transports without such streams.
+        """
+        return self.request_id is not None and self.channel.close_stream(self.request_id)
+
+    # ------------------------------------------------------------------ questions to the client
+
+    async def elicit(self, message: str, schema: type[BaseModel] | dict[str, Any], *, key: str | None = None,
+                     timeout: float = 300.0) -> ElicitResult:
+        """Ask the user for structured input through the client (form mode).
+
+        `key` names the question in a 2026-07-28 input-required result (default: elicitation_N).
+        """
+        self._require("elicitation", "ask the user for input")
+        requested = schema if isinstance(schema, dict) else _flat_schema(schema)
+        params = {"mode": "form", "message": message, "requestedSchema": requested}
+        from mcp_types import ElicitResult
+
+        answer = await self.channel.ask("elicitation/create", params, request_id=self.request_id, timeout=timeout, key=key)
+        return ElicitResult.model_validate(answer)
+
+    async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 512, system_prompt: str | None = None,
+                     key: str | None = None, timeout: float = 300.0, **extra: Any) -> CreateMessageResult:
+        """Ask the client's model to generate a message."""
+        self._require("sampling", "ask the client's model")
+        messages = [{"role": "user", "content": {"type": "text", "text": prompt}}] if isinstance(prompt, str) else prompt
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        from mcp_types import CreateMessageResult
+
+        answer = await self.channel.ask("sampling/createMessage", params, request_id=self.request_id, timeout=timeout,
+                                      key=key)
+        return CreateMessageResult.model_validate(answer)
+
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots ([] when it offers none). Cached until the client says they changed."""
+        return await self.channel.list_roots(request_id=self.request_id, key=key)
+
+    def _require(self, capability: str, doing: str) -> None:
+        if not self.client_supports(capability):
+            raise self.channel.missing_capability(capability, doing)
+
+
+def _flat_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema

@@ -1,0 +1,234 @@
+"""The MCP methods both protocol eras serve, in one table: method name -> route.
+
+A route is `route(app, params, ctx) -> result`: it reads the request's parameters, works on the
+application's registries, and sees its request only through `ctx` (whose scope knows the era:
+version, client, how to reach it). Each era adds its own few methods next to the state they
+touch: the handshake era's lifecycle and subscriptions in `session.py`, the stateless era's
+`server/discover` and `subscriptions/listen` in `stateless.py`, which also turns the questions of
+`INPUT_ROUND_METHODS` into input-required rounds and adds cache hints to `CACHEABLE` results.
+
+OAuth scopes: a tool, resource or prompt may declare the scopes a caller needs. Over HTTP the
+transport refuses a request lacking them with a 403 `insufficient_scope` challenge before it is
+dispatched; the routes check again for every request that gets here with an access token
+(`ctx.principal`), e.g. inside a batch or over legacy SSE: a tool answers an `isError` result,
+a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing scopes. Resource
+scopes are checked in `resources.bind_resource`, so subscriptions (both eras) need them too; a
+completion for a prompt's or template's arguments needs that primitive's scopes. Lists
+show every primitive whatever the caller's scopes, so a client can see what a step-up would
+unlock. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
+
+Imports the application, the registries and the context; never the session or a transport.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .._primitives.completions import CompletionRegistry
+from .._primitives.content import error_result
+from .._primitives.prompts import render_prompt
+from .._primitives.resources import read_resource
+from .._primitives.tools import call_tool
+from .._protocol.errors import InsufficientScopeError, invalid_params, scope_refusal
+from .._protocol.jsonrpc import JSONRPCError
+from .._protocol.versions import shape_metadata, shape_tool_result
+from ..auth._principal import audit_subject
+from ..skills._methods import SKILL_ROUTES, read_skill_file
+from ..tasks._methods import TASK_ROUTES, call_tool_as_task
+from .application import Application
+from .context import Context
+
+Route = Callable[[Application, dict[str, Any], Context], Awaitable[Any]]
+
+
+# ---------------------------------------------------------------------- parameter checks
+
+
+def check_meta(meta: Any) -> None:
+    """-32602 unless `_meta` is an object whose progress token (if any) is a string or a number."""
+    if not isinstance(meta, dict):
+        raise invalid_params(f"'_meta' must be an object, not {json_type(meta)}")
+    token = meta.get("progressToken")
+    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int, float))):
+        raise invalid_params(f"'_meta.progressToken' must be a string or a number, not {json_type(token)}")
+
+
+def json_type(value: Any) -> str:
+    """How JSON names the type of `value` ("a string", "an object", ...), for error messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object"}.get(
+        type(value), "null" if value is None else type(value).__name__)
+
+
+def uri_param(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise invalid_params("'uri' is required (a string)")
+    return uri
+
+
+# ---------------------------------------------------------------------- pagination
+
+
+def paginate(items: list[Any], params: dict[str, Any], page_size: int) -> tuple[list[Any], str | None]:
+    """Slice a list by an opaque cursor; an invalid cursor is -32602."""
+    cursor = params.get("cursor")
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.urlsafe_b64decode(str(cursor).encode()).decode())
+        except (ValueError, UnicodeDecodeError):
+            raise invalid_params(f"Invalid cursor {cursor!r}: pass back a nextCursor from a previous page") from None
+        if start < 0 or start > len(items):
+            raise invalid_params(f"Invalid cursor {cursor!r}: it points outside the list")
+    end = start + page_size
+    next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode() if end < len(items) else None
+    return items[start:end], next_cursor
+
+
+def _page(key: str, items: list[Any], params: dict[str, Any], page_size: int) -> dict[str, Any]:
+    page, next_cursor = paginate(items, params, page_size)
+    result: dict[str, Any] = {key: page}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+# ---------------------------------------------------------------------- routes
+
+
+async def _list_tools(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    return app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size)
+
+
+async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise invalid_params("tools/call needs 'name' (a string)")
+    tool = app.tools.get(name)
+    if tool is None:
+        raise app.tools.unknown_tool(name)
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params("'arguments' must be an object")
+    if tool.scopes and ctx.principal is not None:  # a caller without a needed scope: refused, as a result
+        missing = ctx.principal.missing(tool.scopes)
+        if missing:
+            result = error_result(scope_refusal(f"Tool '{name}'", missing))
+            if app.audit_hooks:
+                app.record_tool_call(ctx.session_id, name, arguments, result, 0.0, subject_of(ctx))
+            return shape_tool_result(result, ctx.protocol_version)
+    if tool.task_support != "forbidden":  # may run as a task: decided per era and request (task_methods.py)
+        answered = await call_tool_as_task(app, tool, arguments, params, ctx)
+        if answered is not None:
+            return answered
+    if app.audit_hooks:
+        started = time.perf_counter()
+        result = await call_tool(tool, arguments, ctx)
+        app.record_tool_call(ctx.session_id, name, arguments, result, time.perf_counter() - started, subject_of(ctx))
+    else:
+        result = await call_tool(tool, arguments, ctx)
+    return shape_tool_result(result, ctx.protocol_version)
+
+
+async def _list_resources(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(r, version) for r in await app.resources.listed()]
+    return _page("resources", items, params, app.page_size)
+
+
+async def _list_templates(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(t.definition(), version) for t in app.resources.templates.values()]
+    return _page("resourceTemplates", items, params, app.page_size)
+
+
+async def _read_resource(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    uri = uri_param(params)
+    if app.skills is not None and uri.startswith("skill://"):
+        return read_skill_file(app.skills, uri, ctx)
+    if not app.audit_hooks:
+        return {"contents": await read_resource(app.resources, uri, ctx)}
+    started = time.perf_counter()
+    subject = subject_of(ctx)
+    try:
+        contents = await read_resource(app.resources, uri, ctx)
+    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables, scopes
+        app.record_resource_read(ctx.session_id, uri, exc.message, time.perf_counter() - started, subject)
+        raise
+    except Exception as exc:
+        app.record_resource_read(ctx.session_id, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started,
+                                 subject)
+        raise
+    app.record_resource_read(ctx.session_id, uri, None, time.perf_counter() - started, subject)
+    return {"contents": contents}
+
+
+def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
+    """InsufficientScopeError unless the caller's access token grants `scopes` (nothing to check without OAuth)."""
+    if scopes and ctx.principal is not None:
+        missing = ctx.principal.missing(scopes)
+        if missing:
+            raise InsufficientScopeError(what, scopes, missing)
+
+
+def subject_of(ctx: Context) -> str | None:
+    """Who called, for the audit trail (see `auth.principal.audit_subject`)."""
+    return audit_subject(ctx.principal)
+
+
+async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    version = ctx.protocol_version
+    items = [shape_metadata(p.definition(), version) for p in app.prompts.values()]
+    return _page("prompts", items, params, app.page_size)
+
+
+async def _get_prompt(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    name = params.get("name")
+    entry = app.prompts.get(name) if isinstance(name, str) else None
+    if entry is None:
+        known = ", ".join(app.prompts) or "(none)"
+        raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
+    require_scopes(ctx, entry.scopes, f"Prompt {name!r}")
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params(f"'arguments' must be an object of strings, not {json_type(arguments)}")
+    return await render_prompt(entry, arguments, ctx)
+
+
+async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict) or "name" not in argument:
+        raise invalid_params("completion/complete needs 'ref' and 'argument' {name, value}")
+    context = params.get("context")
+    if context is not None and not (isinstance(context, dict) and isinstance(context.get("arguments") or {}, dict)):
+        raise invalid_params("'context' must be an object {\"arguments\": {name: value}}")
+    if ctx.principal is not None:  # completing a prompt's or template's arguments needs what using it needs
+        require_scopes(ctx, app.required_scopes("completion/complete", params), f"Completing {ref.get('type')} "
+                       f"{ref.get('name') or ref.get('uri')!r}")
+    completions: CompletionRegistry = app.completions
+    return {"completion": await completions.complete(ref, argument, params.get("context"))}
+
+
+ROUTES: dict[str, Route] = {
+    "tools/list": _list_tools,
+    "tools/call": _call_tool,
+    "resources/list": _list_resources,
+    "resources/templates/list": _list_templates,
+    "resources/read": _read_resource,
+    "prompts/list": _list_prompts,
+    "prompts/get": _get_prompt,
+    "completion/complete": _complete,
+    **TASK_ROUTES,
+    **SKILL_ROUTES,
+}
+
+# Methods whose handlers may ask the client mid-call (2026-07-28: through input-required rounds).
+INPUT_ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# Methods whose complete results carry cache hints in 2026-07-28.
+CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
+                       "skills/list", "skills/get", "resources/directory/read"})

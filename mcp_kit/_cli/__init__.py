@@ -1,0 +1,1 @@
+"""The `mcp-kit` command line: `main` parses and dispatches, one module per command family."""

@@ -1,0 +1,267 @@
+"""Starting a server: the transport choice, the command-line options every server shares.
+
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)        # --transport, --host, --port, --auth-token, --allowed-origin, --log-level
+    app.run_from_args(parser.parse_args())
+
+Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT,
+MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*: see auth/options.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import logging
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from .._app.application import Application
+from .._eras.session import Session
+from .._protocol.dispatcher import Dispatcher
+from .._transports.http_options import HttpOptions
+from .._transports.stdio import StdioWriter, protocol_stdout, serve_lines
+from .._transports.stdio_mode import requested_mode
+from ..auth._options import add_oauth_arguments, auth_config_from_args
+
+TRANSPORTS = ("stdio", "http", "sse")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the options shared by every mcp_kit server to `parser`."""
+    env = os.environ.get
+    group = parser.add_argument_group("transport")
+    group.add_argument("--transport", choices=TRANSPORTS, default=env("MCP_TRANSPORT", "stdio"),
+                       help="stdio (default; for Claude Desktop/Cursor), or http / sse: one HTTP app serving "
+                            "Streamable HTTP at /mcp and legacy HTTP+SSE at /sse [env MCP_TRANSPORT]")
+    group.add_argument("--host", default=env("MCP_HOST", "127.0.0.1"), help="HTTP bind address [env MCP_HOST]")
+    group.add_argument("--port", type=int, default=int(env("MCP_PORT", "8000")), help="HTTP port [env MCP_PORT]")
+    group.add_argument("--auth-token", default=env("MCP_AUTH_TOKEN"),
+                       help="require 'Authorization: Bearer TOKEN' on HTTP [env MCP_AUTH_TOKEN]")
+    group.add_argument("--allowed-origin", action="append", default=_env_list("MCP_ALLOWED_ORIGINS"),
+                       help="an Origin allowed to call the HTTP endpoint (repeatable) [env MCP_ALLOWED_ORIGINS]")
+    group.add_argument("--json-response", action="store_true", default=env("MCP_JSON_RESPONSE", "") == "1",
+                       help="answer Streamable HTTP POSTs with JSON instead of an SSE stream [env MCP_JSON_RESPONSE=1]")
+    group.add_argument("--max-sessions", type=int, default=int(env("MCP_MAX_SESSIONS", "1000")),
+                       help="HTTP sessions allowed at once; more get 503 [env MCP_MAX_SESSIONS]")
+    group.add_argument("--session-ttl", type=float, default=float(env("MCP_SESSION_TTL", "3600")),
+                       help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
+    group.add_argument("--max-connections", type=int, default=int(env("MCP_MAX_CONNECTIONS", "1000")),
+                       help="HTTP connections served at once; requests beyond get 503 [env MCP_MAX_CONNECTIONS]")
+    group.add_argument("--listen-fd", type=int, default=_env_int("MCP_LISTEN_FD"),
+                       help="serve HTTP on this already bound socket inherited from a supervisor (POSIX), instead of "
+                            "binding --host/--port [env MCP_LISTEN_FD]")
+    group.add_argument("--backend", default=env("MCP_BACKEND") or None,
+                       help="where HTTP sessions, event streams, subscriptions and request state are shared: memory "
+                            "(default: this process only) or a Redis URL, e.g. redis://127.0.0.1:6379/0, rediss://..., "
+                            "redis+cluster://host:port (needs mcp-kit[redis]) [env MCP_BACKEND]")
+    group.add_argument("--workers", type=int, default=int(env("MCP_WORKERS", "1")),
+                       help="HTTP processes serving the same port (POSIX; more than 1 needs --backend redis://...) "
+                            "[env MCP_WORKERS]")
+    group.add_argument("--shutdown-grace", type=int, default=int(env("MCP_SHUTDOWN_GRACE", "10")),
+                       help="seconds a stopping HTTP server (SIGTERM, Ctrl-C) waits for requests and streams in "
+                            "flight before it cancels them and exits [env MCP_SHUTDOWN_GRACE]")
+    group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
+                       help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
+    group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
+                       choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
+    add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
+    return parser
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else None
+
+
+def _env_list(name: str) -> list[str]:
+    value = os.environ.get(name, "")
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
+    """The HTTP options `add_run_arguments` parsed (OAuth included); exits 2 naming a bad OAuth option."""
+    try:
+        auth = auth_config_from_args(args)
+        return _http_options(args, auth)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
+    return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
+                       auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
+                       max_sessions=args.max_sessions, session_ttl=args.session_ttl,
+                       max_connections=args.max_connections, body_timeout=args.body_timeout,
+                       listen_fd=getattr(args, "listen_fd", None), backend=getattr(args, "backend", None),
+                       workers=getattr(args, "workers", 1), shutdown_grace=getattr(args, "shutdown_grace", 10))
+
+
+def run_from_args(app: Application, args: argparse.Namespace) -> None:
+    """Serve `app` as `add_run_arguments` parsed it."""
+    log_level = getattr(args, "log_level", "info")
+    if args.transport == "stdio":
+        if getattr(args, "oauth_issuer", None):
+            logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
+        run(app, "stdio", log_level)
+        return
+    options = http_options_from_args(args)
+    configure_logging(log_level)
+    serve_http(app, options, log_level)
+
+
+def configure_logging(level: str = "info") -> None:
+    """Log to stderr (stdout belongs to the protocol)."""
+    logging.basicConfig(stream=sys.stderr, level=level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def run(app: Application, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
+    """Serve `app` on `transport` until the client leaves or a signal arrives.
+
+    stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
+    http and sse take the fields of `HttpOptions` (a TypeError names an unknown one).
+    """
+    if transport == "stdio":
+        stdio_mode = options.pop("stdio_mode", None)
+        if options:
+            raise TypeError(f"stdio takes no options but stdio_mode; got {', '.join(options)}")
+        requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
+        configure_logging(log_level)
+        anyio.run(serve_stdio, app, 0, stdio_mode, backend_options={"use_uvloop": _has_uvloop()})
+        _exit_without_waiting_for_abandoned_threads()
+    elif transport in ("http", "sse"):
+        http_options = HttpOptions(**options)
+        configure_logging(log_level)
+        serve_http(app, http_options, log_level)
+    else:
+        raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
+
+
+async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None) -> None:
+    """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
+    with protocol_stdout() as out_fd:
+        writer = StdioWriter(out_fd, mode)
+        await writer.start()
+        try:
+            async with app.running(), Dispatcher(writer) as dispatcher:  # leaving it ends every task it started
+                dispatcher.attach(Session(app, dispatcher))
+                await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd, mode=mode,
+                                  wait_idle=dispatcher.wait_idle, on_close=dispatcher.close)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await writer.aclose()
+
+
+def serve_http(app: Application, options: HttpOptions, log_level: str = "info") -> None:
+    """Serve Streamable HTTP (/mcp) and legacy HTTP+SSE (/sse) with uvicorn.
+
+    The listening socket is bound before uvicorn starts (port 0 picks a free port) or inherited
+    (`options.listen_fd`), and the address it really listens on is logged: a supervisor or a test
+    reads that line instead of guessing a free port. `options.max_connections` caps the connections
+    uvicorn serves at once (503 beyond: its `limit_concurrency`); a stop waits at most
+    `options.shutdown_grace` seconds for requests and streams in flight. uvicorn has no timeout for slow
+    request headers: in production, put a reverse proxy in front that has one (see the README's
+    security model).
+    """
+    import uvicorn
+
+    def config() -> uvicorn.Config:
+        return uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
+                              access_log=False, lifespan="on", limit_concurrency=options.max_connections,
+                              timeout_graceful_shutdown=options.shutdown_grace)
+
+    first = config()  # one process: the app is built before the address is announced; workers build their own
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
+    if options.workers == 1:
+        first.load()  # the HTTP parser is chosen (and loaded) before the port accepts connections
+    sock = tcp_listener(sock)
+    sock.listen(first.backlog)  # clients may connect from now on; they are served once the app has started
+    logging.getLogger("mcp_kit").info("serving MCP on http://%s:%d/mcp (legacy SSE: /sse)%s", options.host,
+                                      sock.getsockname()[1],
+                                      f" with {options.workers} workers" if options.workers > 1 else "")
+    if options.workers > 1:
+        from .prefork import serve_workers
+
+        serve_workers(sock, options.workers, lambda: _serve_socket(uvicorn.Server(config()), sock))
+        return
+    _serve_socket(uvicorn.Server(first), sock)
+
+
+def _serve_socket(server: Any, sock: socket.socket) -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's exit status for a server that could not start
+
+
+def tcp_listener(sock: socket.socket) -> socket.socket:
+    """`sock` with its protocol marked TCP, so that every connection it accepts gets TCP_NODELAY.
+
+    asyncio sets TCP_NODELAY only on sockets whose `proto` is IPPROTO_TCP, and an accepted socket
+    inherits the listener's; uvicorn binds with proto 0. Without it the stdlib loop (Windows, or
+    no uvloop) writes a reply's headers and body as two small segments, and Nagle's algorithm
+    holds the second until the client's delayed ACK: about 40 ms per request. uvloop sets
+    TCP_NODELAY itself.
+    """
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto != socket.IPPROTO_TCP:
+        return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+    return sock
+
+
+def http_app(app: Application, options: HttpOptions) -> Any:
+    """The HTTP app serving `app` (see `MCPServer.asgi`)."""
+    from .._backends import open_backend
+    from .._eras.record import SessionState
+    from .._transports.http import create_app
+    from ..auth._config import AuthConfig
+    from .attach import attached
+
+    auth = options.auth
+    if isinstance(auth, AuthConfig) and auth.scopes_supported is None and app.declared_scopes():
+        # the metadata names every scope a client may need: the server-wide ones and each primitive's
+        published = tuple(dict.fromkeys((*auth.required_scopes, *app.declared_scopes())))
+        options = dataclasses.replace(options, auth=dataclasses.replace(auth, scopes_supported=published))
+    backend = open_backend(options.backend)
+
+    def session(port: Any, record: dict[str, Any] | None = None) -> Session:
+        return Session(app, port, state=SessionState.from_dict(record) if record is not None else None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan() -> AsyncIterator[None]:
+        async with app.running(), attached(app, backend):
+            yield
+
+    return create_app(session, lifespan, options, param_headers=app.tools.param_headers,
+                      required_scopes=app.required_scopes, backend=backend)
+
+
+def _exit_without_waiting_for_abandoned_threads() -> None:
+    """A sync tool still blocking a worker thread must not hold the process after the client left."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + 0.5  # idle pool threads end on their own within this
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+

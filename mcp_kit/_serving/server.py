@@ -1,0 +1,54 @@
+"""The application object users write against: `MCPServer`.
+
+    app = MCPServer("demo")
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app.run()
+
+`MCPServer` is an `Application` (`application.py`: registries, capabilities, notifications,
+lifespan) plus the ways to serve it: `run` (stdio, or HTTP with uvicorn), `run_from_args`
+(the shared command-line options), `asgi` (the HTTP app to mount elsewhere). It never touches
+bytes or streams itself; serving is `runner.py`'s and the transports' job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._app.application import Application
+from .._transports.http_options import HttpOptions
+from .serve import http_app, run, run_from_args
+
+if TYPE_CHECKING:
+    import argparse
+
+
+class MCPServer(Application):
+    """An MCP server: tools, resources, templates, prompts, completions, and how to run them."""
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app).
+
+        HTTP options are the fields of `mcp_kit._transports.http_options.HttpOptions` (host, port,
+        json_response, auth, ...); stdio takes `stdio_mode`. Both take `log_level`.
+        """
+        run(self, transport, **options)
+
+    def run_from_args(self, args: argparse.Namespace) -> None:
+        """Serve with the options parsed by `add_run_arguments`."""
+        run_from_args(self, args)
+
+    def asgi(self, **options: Any) -> Any:
+        """A Starlette app: Streamable HTTP at /mcp, legacy HTTP+SSE at /sse, /healthz.
+
+        Options are the fields of `mcp_kit._transports.http_options.HttpOptions`: host (for the
+        default Host/Origin allow-list), auth_token, allowed_origins, allowed_hosts, max_body,
+        body_timeout, json_response, session_ttl, max_sessions, retry_ms, and `auth` (an
+        `mcp_kit.auth.AuthConfig`: OAuth 2.1 resource server, see `mcp_kit.auth._middleware`). When
+        mounting it in another Starlette app, run its lifespan
+        (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
+        """
+        return http_app(self, HttpOptions(**options))

@@ -1,0 +1,213 @@
+"""The client side of an MCP conversation, independent of how messages travel.
+
+`BaseClient` matches answers to requests, records notifications, answers the server's
+requests from a table of handlers, routes progress notifications to callbacks, and offers the
+MCP methods (list_tools, call_tool, ...). A subclass supplies `_send`; whatever receives
+messages calls `_on_message`. Results are the wire JSON (dicts); JSON-RPC errors raise MCPError.
+Both `mcp_kit.testing.Client` (in memory) and `mcp_kit.client.ClientSession` (stdio, HTTP) build on it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from .._protocol.errors import MCPError
+from .._protocol.jsonrpc import (
+    METHOD_NOT_FOUND,
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    Response,
+)
+
+ClientHandler = Callable[[dict[str, Any]], Any]
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+Outgoing = Request | Notification | Response | ErrorResponse
+
+
+async def call_maybe_async(callback: Callable[..., Any], *args: Any) -> Any:
+    """Call `callback`; await the result when it is awaitable."""
+    result = callback(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class BaseClient:
+    """Request/answer bookkeeping and the MCP methods; subclasses say how messages leave."""
+
+    default_timeout: float = 30.0
+    pagination_limit: int = 10_000
+
+    def __init__(self, handlers: dict[str, ClientHandler] | None = None) -> None:
+        self.handlers: dict[str, ClientHandler] = handlers if handlers is not None else {}
+        self.notifications: list[dict[str, Any]] = []
+        self.initialize_result: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+        self._waiting: dict[Any, tuple[anyio.Event, list[Any]]] = {}
+        self._notified = anyio.Event()
+        self._progress: dict[Any, ProgressCallback] = {}
+        self._progress_tokens = itertools.count(1)
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _send(self, message: Outgoing) -> None:
+        raise NotImplementedError
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
+        """Send a request; return its result or raise MCPError (TimeoutError after `timeout` seconds)."""
+        request_id = next(self._ids)
+        event, box = anyio.Event(), list[Any]()
+        self._waiting[request_id] = (event, box)
+        limit = self.default_timeout if timeout is None else timeout
+        try:
+            await self._send(Request(request_id, method, params))
+            with anyio.move_on_after(limit):
+                await event.wait()
+            if not box:
+                await self._timed_out(request_id, method)
+                raise TimeoutError(f"no answer to {method} within {limit:g} s")
+        finally:
+            self._waiting.pop(request_id, None)
+        reply = box[0]
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, ErrorResponse):
+            raise MCPError(reply.code, reply.message, reply.data)
+        return reply.result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._send(Notification(method, params))
+
+    async def cancel(self, request_id: Any, reason: str = "cancelled by the client") -> None:
+        await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def _timed_out(self, request_id: Any, method: str) -> None:
+        """Called when a request got no answer in time (before TimeoutError is raised)."""
+
+    def _fail_pending(self, error: BaseException) -> None:
+        """Wake every waiting request with `error` (the connection is gone)."""
+        for event, box in list(self._waiting.values()):
+            if not box:
+                box.append(error)
+                event.set()
+
+    async def _on_message(self, item: Any) -> None:
+        if isinstance(item, (Response, ErrorResponse)):
+            waiting = self._waiting.get(item.id)
+            if waiting and not waiting[1]:
+                waiting[1].append(item)
+                waiting[0].set()
+        elif isinstance(item, Notification):
+            note = {"method": item.method, "params": item.params}
+            self.notifications.append(note)
+            self._notified.set()
+            self._notified = anyio.Event()
+            await self._on_notification(note)
+        elif isinstance(item, Request):
+            await self._answer_server_request(item)
+        elif isinstance(item, InvalidMessage):
+            await self._on_invalid_message(item)
+
+    async def _on_notification(self, note: dict[str, Any]) -> None:
+        """Route progress notifications to the callback registered for their token."""
+        if note["method"] == "notifications/progress":
+            params = note["params"] or {}
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                await call_maybe_async(callback, params.get("progress", 0), params.get("total"), params.get("message"))
+
+    async def _on_invalid_message(self, item: InvalidMessage) -> None:
+        raise AssertionError(f"server sent an invalid message: {item}")
+
+    async def _answer_server_request(self, request: Request) -> None:
+        handler = self.handlers.get(request.method)
+        if handler is None:
+            await self._send(ErrorResponse(request.id, METHOD_NOT_FOUND, f"client has no handler for {request.method}"))
+            return
+        result = await call_maybe_async(handler, request.params or {})
+        await self._send(Response(request.id, result))
+
+    # ------------------------------------------------------------------ notifications
+
+    async def wait_notification(self, method: str, *, timeout: float = 5, where: Callable[[dict[str, Any]], bool] | None = None,
+                                after: int = 0) -> dict[str, Any]:
+        """The first notification named `method` (from index `after` on) matching `where`; waits up to `timeout`."""
+        with anyio.fail_after(timeout):
+            while True:
+                for note in self.notifications[after:]:
+                    if note["method"] == method and (where is None or where(note["params"] or {})):
+                        return note
+                await self._notified.wait()
+
+    def notifications_named(self, method: str) -> list[dict[str, Any]]:
+        return [n for n in self.notifications if n["method"] == method]
+
+    # ------------------------------------------------------------------ MCP methods
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return await self._list("tools/list", "tools")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self._list("resources/templates/list", "resourceTemplates")
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list("prompts/list", "prompts")
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list, following `nextCursor`."""
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {}
+        for _ in range(self.pagination_limit):
+            page = await self.request(method, params)
+            items.extend(page.get(key) or [])
+            if not page.get("nextCursor"):
+                return items
+            params = {"cursor": page["nextCursor"]}
+        raise AssertionError(f"{method} never stopped paginating")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, progress_token: Any = None,
+                        on_progress: ProgressCallback | None = None, timeout: float | None = None) -> dict[str, Any]:
+        """Call a tool; with `on_progress`, progress notifications call it with (progress, total, message)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if on_progress is not None and progress_token is None:
+            progress_token = f"progress-{next(self._progress_tokens)}"
+        if progress_token is not None:
+            params["_meta"] = {"progressToken": progress_token}
+        if on_progress is not None:
+            self._progress[progress_token] = on_progress
+        try:
+            return await self.request("tools/call", params, timeout=timeout)
+        finally:
+            if on_progress is not None:
+                self._progress.pop(progress_token, None)
+
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
+        return (await self.request("resources/read", {"uri": uri}))["contents"]
+
+    async def subscribe(self, uri: str) -> None:
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe(self, uri: str) -> None:
+        await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        return await self.request("prompts/get", {"name": name, "arguments": arguments or {}})
+
+    async def complete(self, ref: dict[str, Any], argument: dict[str, str], context: dict[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"ref": ref, "argument": argument}
+        if context is not None:
+            params["context"] = {"arguments": context}
+        return (await self.request("completion/complete", params))["completion"]
+
+    async def set_level(self, level: str) -> None:
+        await self.request("logging/setLevel", {"level": level})

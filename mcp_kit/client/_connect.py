@@ -1,0 +1,81 @@
+"""`connect(target)`: pick the transport for a command line or URL, run the handshake, yield the session.
+
+    TARGET                                   transport
+    "python -m servers.stock" / ["python",...]  stdio subprocess
+    http(s)://host/mcp                       Streamable HTTP
+    http(s)://host/sse                       legacy HTTP+SSE (a path ending in /sse)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+
+from .._protocol.versions import LATEST_HANDSHAKE
+from ._base import ClientHandler
+from ._legacy_sse import LegacySSETransport
+from ._session import ClientSession, LogCallback, NotificationCallback
+from ._stdio import StdioTransport
+from ._streamable_http import StreamableHTTPTransport
+from ._transport import Transport
+
+
+def is_url(target: str | Sequence[str]) -> bool:
+    return isinstance(target, str) and target.strip().lower().startswith(("http://", "https://"))
+
+
+def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                   headers: dict[str, str] | None = None, on_stderr: Callable[[str], None] | None = None,
+                   timeout: float = 30.0, auth: httpx.Auth | None = None) -> Transport:
+    """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list.
+
+    `auth` authorizes HTTP requests (e.g. `mcp_kit.client.oauth.OAuth`); stdio takes credentials from `env`.
+    """
+    if is_url(target):
+        assert isinstance(target, str)
+        url = target.strip()
+        if urlsplit(url).path.rstrip("/").endswith("/sse"):
+            return LegacySSETransport(url, headers=headers, timeout=timeout, auth=auth)
+        return StreamableHTTPTransport(url, headers=headers, timeout=timeout, auth=auth)
+    return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
+
+
+@contextlib.asynccontextmanager
+async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_timeout: float | None = None,
+                  protocol_version: str = LATEST_HANDSHAKE, handlers: dict[str, ClientHandler] | None = None,
+                  on_log: LogCallback | None = None, on_notification: NotificationCallback | None = None,
+                  on_stderr: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+                  cwd: str | None = None, headers: dict[str, str] | None = None,
+                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None) -> AsyncIterator[ClientSession]:
+    """Connect to the server at `target` and yield an initialized `ClientSession`.
+
+    `timeout` bounds every request (and connecting); `init_timeout` the handshake (default: `timeout`).
+    Raises `ServerNotFound` / `ConnectionClosed` / `ClientError` when the server cannot be reached.
+    """
+    transport = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
+                               auth=auth)
+    try:
+        async with transport, anyio.create_task_group() as tg:
+            session = ClientSession(transport, handlers=handlers, on_log=on_log, on_notification=on_notification,
+                                    client_name=client_name)
+            session.default_timeout = timeout
+            tg.start_soon(session.run)
+            try:
+                await session.initialize(protocol_version, timeout=init_timeout)
+                yield session
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # the task group wraps what the body raised; callers want it bare
+        raise sole_exception(group) from None
+
+
+def sole_exception(group: BaseExceptionGroup) -> BaseException:
+    """The one exception inside (nested) single-member groups, else the group itself."""
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

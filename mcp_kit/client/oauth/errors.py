@@ -1,9 +1,0 @@
-"""Why the client could not obtain an access token (a ClientError: the conversation cannot start or go on)."""
-
-from __future__ import annotations
-
-from ..errors import ClientError
-
-
-class OAuthError(ClientError):
-    """The authorization flow failed; the message says at which step and what to do."""

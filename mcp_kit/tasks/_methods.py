@@ -1,0 +1,268 @@
+"""Tasks on the wire: the task branch of `tools/call` and the `tasks/*` routes, for both eras.
+
+Two generations of tasks exist and each era gets its own over one store (`app.task_store`):
+
+- 2026-07-28, the `io.modelcontextprotocol/tasks` extension (SEP-2663): a call becomes a task when
+  the tool supports tasks and *this request* declares the extension in its client capabilities;
+  `tasks/get`, `tasks/update`, `tasks/cancel` (each first checks the extension is declared:
+  -32021); `tasks/result` and `tasks/list` do not exist there (-32601).
+- 2025-11-25, experimental tasks: a call becomes a task when its params carry `task`; `tasks/get`,
+  `tasks/result` (waits for the outcome, relaying the task's questions to the client),
+  `tasks/list`, `tasks/cancel`; `notifications/tasks/status` to the creating session.
+
+A task's work runs on the application's `TaskRunner` with a `TaskChannel` (`tasks/scope.py`), so
+`ctx.elicit`, `ctx.sample`, `ctx.report_progress` keep working inside it.
+
+Who may see a task: one created by an authenticated request belongs to its principal (others get
+"not found"); any other task id is a bearer handle (192 random bits), so a client that
+disconnected can poll and fetch it from a new connection. `tasks/list` lists the caller's
+principal's tasks, or its session's.
+
+Imports the application, the context, the tools and the tasks package; never the session or a transport.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from .._app.application import TASKS_EXTENSION, Application
+from .._app.context import Context
+from .._eras.input_rounds import valid_answer
+from .._primitives.content import error_result
+from .._primitives.tools import Tool, call_tool
+from .._protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
+from .._protocol.jsonrpc import METHOD_NOT_FOUND
+from .._protocol.versions import is_stateless, shape_tool_result
+from ..auth._principal import audit_subject
+from . import TaskLimitReached, TaskRecord
+from ._channel import TaskChannel
+from ._runner import TaskCall
+from ._wire import (
+    RELATED_TASK_KEY,
+    acknowledgement,
+    create_task_result,
+    get_task_result,
+    legacy_create_task_result,
+    legacy_payload,
+    legacy_task,
+)
+
+LEGACY_TASKS_VERSION = "2025-11-25"
+RESULT_WAIT_SECONDS = 30.0  # tasks/result re-reads the task at least this often while waiting
+
+
+def declares_tasks(ctx: Context) -> bool:
+    """Whether this (2026-07-28) request's client capabilities list the tasks extension."""
+    extensions = ctx.channel.client_capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def owner_of(ctx: Context) -> str | None:
+    """The owner key of tasks created by this request: its principal, else its session (handshake era)."""
+    principal = ctx.principal
+    subject = getattr(principal, "subject", None)
+    if principal is not None and (subject or getattr(principal, "client_id", None)):
+        return f"principal:{subject or ''}|{getattr(principal, 'client_id', None) or ''}"
+    if is_stateless(ctx.protocol_version):
+        return None
+    return f"session:{ctx.session_id}"
+
+
+def _visible(record: TaskRecord, ctx: Context) -> bool:
+    if record.owner is None or not record.owner.startswith("principal:"):
+        return True  # the id is the credential
+    return record.owner == owner_of(ctx)
+
+
+# ---------------------------------------------------------------------- tools/call
+
+
+async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, Any] | None, params: dict[str, Any],
+                            ctx: Context) -> dict[str, Any] | None:
+    """Serve a call of a task-capable tool: the task handle, the plain result, or None (run it plainly)."""
+    version = ctx.protocol_version
+    requested_ttl = None
+    if is_stateless(version):
+        if not declares_tasks(ctx):
+            if tool.task_support == "required":
+                raise MCPError(MISSING_CLIENT_CAPABILITY,
+                               f"Tool '{tool.name}' runs only as a task: declare the '{TASKS_EXTENSION}' extension in "
+                               "_meta clientCapabilities.extensions and call it again",
+                               {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
+            return None
+    elif version == LEGACY_TASKS_VERSION:
+        task = params.get("task")
+        if task is None:
+            if tool.task_support == "required":
+                raise MCPError(METHOD_NOT_FOUND, f"Tool '{tool.name}' runs only as a task: call it with a 'task' "
+                                                 "param, e.g. \"task\": {\"ttl\": 600000}")
+            return None
+        if not isinstance(task, dict):
+            raise invalid_params("'task' must be an object such as {\"ttl\": 600000} ({} for the server's default)")
+        requested_ttl = task.get("ttl")
+    else:
+        if tool.task_support == "required":
+            return error_result(f"Tool '{tool.name}' runs only as a task, which needs protocol 2025-11-25 or later; "
+                                "reconnect with a newer protocol version")
+        return None
+    settings = app.task_settings
+    if tool.task_ttl_ms is not None or tool.task_poll_interval_ms is not None:
+        settings = dataclasses.replace(settings, ttl_ms=tool.task_ttl_ms or settings.ttl_ms,
+                                       poll_interval_ms=tool.task_poll_interval_ms or settings.poll_interval_ms)
+    call = TaskCall(app.task_runner, target=tool.name, era=version, owner=owner_of(ctx), settings=settings,
+                    requested_ttl=requested_ttl)
+    scope = TaskChannel(ctx.channel, call)
+    if not is_stateless(version):
+        inner = ctx.channel
+
+        async def status_notification(record: TaskRecord) -> None:
+            await inner.notify("notifications/tasks/status", legacy_task(record), None)
+
+        call.on_change = status_notification
+    task_ctx = Context(scope, ctx.request_id, ctx.meta, ctx.principal)
+
+    async def work() -> dict[str, Any]:
+        if tool.task_start == "auto":
+            await call.create()
+        started = time.perf_counter()
+        result = await call_tool(tool, arguments, task_ctx)
+        if app.audit_hooks:
+            app.record_tool_call(ctx.session_id, tool.name, arguments, result, time.perf_counter() - started,
+                                audit_subject(ctx.principal))
+        return shape_tool_result(result, version)
+
+    try:
+        kind, value = await app.task_runner.start(call, work)
+    except TaskLimitReached as exc:
+        return error_result(str(exc))
+    if kind == "result":
+        return value  # type: ignore[no-any-return]
+    if is_stateless(version):
+        return create_task_result(value)
+    return legacy_create_task_result(value, f"Started task {value.task_id} for tool '{tool.name}'; "
+                                            "its result will be available when it completes.")
+
+
+# ---------------------------------------------------------------------- tasks/* routes
+
+
+def _check_era(app: Application, ctx: Context, method: str, *, stateless: bool, handshake: bool) -> None:
+    """-32601 where the method does not exist (the era, or no tool supports tasks); -32021 when undeclared."""
+    version = ctx.protocol_version
+    exists = stateless if is_stateless(version) else (handshake and version == LEGACY_TASKS_VERSION)
+    if not exists or not app.supports_tasks():
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+    if is_stateless(version) and not declares_tasks(ctx):
+        raise MCPError(MISSING_CLIENT_CAPABILITY,
+                       f"{method} needs the '{TASKS_EXTENSION}' extension declared in this request's "
+                       "_meta clientCapabilities.extensions",
+                       {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
+
+
+async def _task(app: Application, params: dict[str, Any], ctx: Context) -> TaskRecord:
+    task_id = params.get("taskId")
+    if not isinstance(task_id, str) or not task_id:
+        raise invalid_params("'taskId' is required (the string a task-augmented call returned)")
+    record = await app.task_store.get(task_id)
+    if record is None or not _visible(record, ctx) or record.era != ctx.protocol_version:
+        raise invalid_params(f"Unknown task {task_id!r}: it never existed, expired, or belongs to someone else",
+                             {"taskId": task_id})
+    return record
+
+
+async def _tasks_get(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    _check_era(app, ctx, "tasks/get", stateless=True, handshake=True)
+    record = await _task(app, params, ctx)
+    return get_task_result(record) if is_stateless(ctx.protocol_version) else legacy_task(record)
+
+
+async def _tasks_cancel(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    _check_era(app, ctx, "tasks/cancel", stateless=True, handshake=True)
+    record = await _task(app, params, ctx)
+    if is_stateless(ctx.protocol_version):
+        await app.task_store.cancel(record.task_id)
+        return acknowledgement()
+    if record.is_terminal:
+        raise invalid_params(f"Task {record.task_id!r} is already {record.status}; only a running task can be cancelled")
+    cancelled = await app.task_store.cancel(record.task_id)
+    if cancelled is None:
+        raise invalid_params(f"Unknown task {record.task_id!r}: it expired")
+    return legacy_task(cancelled)
+
+
+async def _tasks_update(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    _check_era(app, ctx, "tasks/update", stateless=True, handshake=False)
+    record = await _task(app, params, ctx)
+    responses = params.get("inputResponses")
+    if not isinstance(responses, dict):
+        raise invalid_params("'inputResponses' is required: an object mapping each inputRequests key to its answer")
+    accepted: dict[str, Any] = {}
+    for key, answer in responses.items():
+        request = record.input_requests.get(key)
+        if request is None:
+            continue  # answered already, or never asked: ignored
+        if not valid_answer(str(request.get("method")), answer):
+            raise invalid_params(f"inputResponses[{key!r}] is not a valid answer to {request.get('method')}",
+                                 {"key": key})
+        accepted[key] = answer
+    if accepted:
+        await app.task_store.answer_input(record.task_id, accepted)
+    return acknowledgement()
+
+
+async def _tasks_list(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    _check_era(app, ctx, "tasks/list", stateless=False, handshake=True)
+    owner = owner_of(ctx)
+    cursor = params.get("cursor")
+    if cursor is not None and not isinstance(cursor, str):
+        raise invalid_params("'cursor' must be the nextCursor string of a previous page")
+    records, next_cursor = await app.task_store.list_page(owner or "", cursor, app.page_size)
+    mine = [record for record in records if record.era == ctx.protocol_version]  # the other era's are not its to see
+    result: dict[str, Any] = {"tasks": [legacy_task(record) for record in mine]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+async def _tasks_result(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    """2025-11-25: wait until the task ends, relaying its questions to the client; then its payload."""
+    _check_era(app, ctx, "tasks/result", stateless=False, handshake=True)
+    record: TaskRecord | None = await _task(app, params, ctx)
+    relayed: set[str] = set()
+    while record is not None and not record.is_terminal:
+        for key, request in list(record.input_requests.items()):
+            if key not in relayed:
+                relayed.add(key)
+                await _relay(app, record, key, request, ctx)
+        record = await app.task_store.wait_for_change(record.task_id, record.version, RESULT_WAIT_SECONDS)
+    if record is None:
+        raise invalid_params(f"Unknown task {params.get('taskId')!r}: it expired")
+    result, error = legacy_payload(record)
+    if error is not None:
+        raise MCPError(error.get("code", -32603), str(error.get("message", "The task failed")), error.get("data"))
+    return result
+
+
+async def _relay(app: Application, record: TaskRecord, key: str, request: dict[str, Any], ctx: Context) -> None:
+    """Ask the client one of the task's questions on this `tasks/result` request and store the answer."""
+    method = str(request.get("method"))
+    question = dict(request.get("params") or {})
+    question["_meta"] = {**(question.get("_meta") or {}), RELATED_TASK_KEY: {"taskId": record.task_id}}
+    try:
+        answer = await ctx.channel.ask(method, question, request_id=ctx.request_id, timeout=300.0, key=None)
+    except ToolError as exc:
+        await app.task_store.finish(record.task_id, "failed", error={"code": -32603, "message": str(exc)},
+                                    status_message=str(exc))
+        return
+    await app.task_store.answer_input(record.task_id, {key: answer})
+
+
+TASK_ROUTES = {
+    "tasks/get": _tasks_get,
+    "tasks/update": _tasks_update,
+    "tasks/cancel": _tasks_cancel,
+    "tasks/list": _tasks_list,
+    "tasks/result": _tasks_result,
+}
