@@ -22,7 +22,7 @@ if not __package__:  # `python demo/run.py`: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from demo import show  # noqa: E402
-from mcp_kit._protocol.errors import MCPError  # noqa: E402
+from mcp_kit import MCPError  # noqa: E402
 from mcp_kit.client import ClientError, ClientSession
 from mcp_kit.client import connect  # noqa: E402
 

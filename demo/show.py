@@ -6,9 +6,14 @@ import json
 import textwrap
 from typing import Any
 
-from mcp_kit._cli.render import first_line
 
 INDENT = "    "
+
+
+def first_line(text: str | None, width: int) -> str:
+    """A description's first line, cut to `width` characters."""
+    line = (text or "").strip().split("\n")[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def heading(number: int, title: str) -> None:

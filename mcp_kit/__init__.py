@@ -1,12 +1,19 @@
 """mcp_kit: typed Python functions served over the Model Context Protocol, fast.
 
-The public API is what this module exports; everything else is internal.
+The public API is what this module exports, and what these public modules export in their
+`__all__`: `mcp_kit.testing` (an in-memory client for tests), `mcp_kit.auth` (the OAuth resource
+server), `mcp_kit.client` and `mcp_kit.client.oauth` (a client for any MCP server), `mcp_kit.functions`
+(MCP tools for model APIs), `mcp_kit.tasks` and `mcp_kit.skills` (the two extensions' data).
+Everything else is private by name (a leading underscore) and may change in any release;
+tests/test_public_api.py pins each `__all__`. Every exception mcp_kit raises derives from
+`MCPKitError` (the tree is drawn in `_errors.py`).
 """
 
 try:
     from ._app.audit import AuditRecord, ToolCallRecord
     from ._app.context import Context
     from ._app.polling import poll_for_changes
+    from ._errors import MCPKitError
     from ._primitives.content import AssistantMessage, Audio, Image, UserMessage
     from ._protocol.errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
     from ._serving.serve import add_run_arguments
@@ -73,6 +80,7 @@ __all__ = [
     "ImageContent",
     "InsufficientScopeError",
     "MCPError",
+    "MCPKitError",
     "MCPServer",
     "PromptMessage",
     "Resource",

@@ -32,6 +32,8 @@ from ._serving.server import MCPServer
 from ._transports.memory import MemoryWriter, memory_pipe
 from .client._base import BaseClient, ClientHandler
 
+__all__ = ["Client", "connect"]
+
 
 class Client(BaseClient):
     """A minimal MCP client bound to one in-memory session (see `BaseClient` for its methods)."""

@@ -37,8 +37,8 @@ class LiveServer:
     server: uvicorn.Server
 
     @property
-    def transport(self) -> Any:
-        return self.asgi.transport
+    def session_table(self) -> Any:
+        return self.asgi.session_table
 
     @property
     def url(self) -> str:

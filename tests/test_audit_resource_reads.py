@@ -24,7 +24,7 @@ async def test_resource_reads_are_audited_like_tool_calls(tmp_path: Path) -> Non
     log = tmp_path / "audit.jsonl"
     app.enable_audit_log(str(log))
     hooked: list[AuditRecord] = []
-    app.add_tool_call_hook(hooked.append)  # the earlier name still works, and sees reads too
+    app.add_audit_hook(hooked.append)  # a hook sees reads too
     async with connect(app) as client:
         await client.call_tool("add", {"a": 1, "b": 2})
         await client.read_resource("fault://item/abc")

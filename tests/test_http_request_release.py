@@ -71,10 +71,10 @@ async def test_cancelled_call_ends_its_post_and_the_session_can_expire(accept: s
             assert answers == [{"jsonrpc": "2.0", "id": 5, "error": {"code": -32800, "message": "Request cancelled"}}]
             await app.cancelled.wait()
         session_id = headers["Mcp-Session-Id"]
-        served = live.transport.streamable[session_id]
+        served = live.session_table.streamable[session_id]
         assert served.dispatcher.in_flight == 0
         assert not any(stream.consumers for stream in served.writer.streams.streams.values())
-        await until(lambda: session_id not in live.transport.streamable, "the idle session to expire")
+        await until(lambda: session_id not in live.session_table.streamable, "the idle session to expire")
         await until(lambda: not app.sessions and task_count() <= baseline, "its tasks to end")
 
 
@@ -133,10 +133,10 @@ async def test_2026_client_that_disconnects_before_the_first_event_cancels_the_w
 
                 tg.start_soon(post)
                 await app.started.wait()
-                assert len(live.transport.stateless) == 1 and len(app.sessions) == 1
+                assert len(live.session_table.stateless) == 1 and len(app.sessions) == 1
                 tg.cancel_scope.cancel()  # the client gives up before any event: its connection closes
             await app.cancelled.wait()
-        await until(lambda: not live.transport.stateless and not app.sessions and task_count() <= baseline,
+        await until(lambda: not live.session_table.stateless and not app.sessions and task_count() <= baseline,
                     "the abandoned request to leave nothing behind")
 
 
@@ -168,7 +168,7 @@ async def test_2026_requests_in_flight_count_against_max_sessions() -> None:
                 for key in ("a", "b"):
                     app.gate(key).release.set()
         assert [r.json()["result"]["content"][0]["text"] for r in replies] == ["released a", "released b"]
-        assert not live.transport.stateless and not app.sessions
+        assert not live.session_table.stateless and not app.sessions
         again = await client.post(live.url, headers=modern_headers("tools/call", "add"), json={
             "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1},
                                                                            "_meta": MODERN_META}})

@@ -114,7 +114,7 @@ async def test_requests_without_a_valid_host_are_refused(live: LiveServer, host:
     head = post_head(live, length=len(INIT), host=host).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n")
     reply = await exchange(live, head, INIT)
     assert reply.startswith(b"HTTP/1.1 403") and b"Host header not allowed" in reply, reply[:300]
-    assert not live.transport.streamable
+    assert not live.session_table.streamable
 
 
 @pytest.mark.anyio
@@ -123,7 +123,7 @@ async def test_two_host_headers_are_refused(live: LiveServer) -> None:
     head = post_head(live, length=len(INIT), host=b"evil.example").replace(b"\r\n\r\n", allowed_last)
     reply = await exchange(live, head, INIT)
     assert reply.startswith(b"HTTP/1.1 403"), reply[:200]
-    assert not live.transport.streamable
+    assert not live.session_table.streamable
 
 
 @pytest.mark.anyio

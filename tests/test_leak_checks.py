@@ -79,7 +79,7 @@ async def one_round(live: LiveServer, n: int) -> None:
         app.gate(key).release.set()
 
         # 3. an abandoned GET stream
-        writer = live.transport.streamable[session_id].writer
+        writer = live.session_table.streamable[session_id].writer
         async with client.stream("GET", live.url, headers={**session, "Accept": "text/event-stream"}):
             await until(lambda: writer.standalone().consumers == 1, "the GET stream to attach")
         await until(lambda: writer.standalone().consumers == 0, "the dropped GET stream to detach")
@@ -111,8 +111,8 @@ async def one_round(live: LiveServer, n: int) -> None:
             async for line in events.aiter_lines():
                 if line.startswith("data:"):  # the endpoint event: the session is open
                     break
-            assert len(live.transport.legacy) == 1
-        await until(lambda: not live.transport.legacy, "the legacy session to end")
+            assert len(live.session_table.legacy) == 1
+        await until(lambda: not live.session_table.legacy, "the legacy session to end")
 
         assert (await client.delete(live.url, headers=session)).status_code == 200
 
@@ -128,9 +128,9 @@ async def test_nothing_leaks_after_cancellations_disconnects_abandoned_streams_d
                 await one_round(live, n)
             await until(lambda: quiet(live) and task_count() <= tasks and open_fds() <= fds,
                         f"tasks {task_count()}/{tasks} and fds {open_fds()}/{fds} to return to the baseline")
-        assert not app.sessions and not live.transport.streamable and not live.transport.stateless
+        assert not app.sessions and not live.session_table.streamable and not live.session_table.stateless
 
 
 def quiet(live: LiveServer) -> bool:
-    return not live.app.sessions and not live.transport.streamable and not live.transport.stateless \
-        and not live.transport.legacy
+    return not live.app.sessions and not live.session_table.streamable and not live.session_table.stateless \
+        and not live.session_table.legacy

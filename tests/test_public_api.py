@@ -1,11 +1,12 @@
-"""The public API is what `mcp_kit/__init__.py` exports: pinned here, so that a change to it is deliberate.
+"""The public API: what `mcp_kit` and its public modules export, pinned here so that a change is deliberate.
 
-The reference servers import only these names; everything else in mcp_kit is internal.
+The reference servers import only `mcp_kit`'s names; every other module of mcp_kit is private by name.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import dataclasses
 import typing
 from pathlib import Path
@@ -35,6 +36,7 @@ PUBLIC = [
     "ImageContent",
     "InsufficientScopeError",
     "MCPError",
+    "MCPKitError",
     "MCPServer",
     "PromptMessage",
     "Resource",
@@ -52,6 +54,72 @@ PUBLIC = [
     "poll_for_changes",
     "__version__",
 ]
+
+
+PUBLIC_MODULES = {
+    "mcp_kit.testing": ["Client", "connect"],
+    "mcp_kit.auth": ["AccessToken", "AuthConfig", "AuthError", "AuthServerUnavailable", "InvalidRequest",
+                     "InvalidToken", "STATE_KEY", "StepUpRequired", "access_token_of"],
+    "mcp_kit.client": ["BaseClient", "ClientError", "ClientSession", "ConnectionClosed", "LegacySSETransport",
+                       "ProgressCallback", "ServerNotFound", "StdioTransport", "StreamableHTTPTransport", "Transport",
+                       "connect", "is_url", "open_transport"],
+    "mcp_kit.client.oauth": ["CallbackRedirect", "FileTokenStore", "HeadlessRedirect", "LoopbackRedirect",
+                             "MemoryTokenStore", "OAuth", "OAuthClientConfig", "OAuthError", "OAuthFlow",
+                             "RedirectHandler", "TokenStore"],
+    "mcp_kit.functions": ["ANTHROPIC_NAMES", "ArgumentChecker", "ArgumentError", "ConfirmationRequest", "FORMATS",
+                          "GEMINI_NAMES", "GeminiSchemaError", "NameMap", "NameRules", "OPENAI_NAMES", "RemoteTool",
+                          "SchemaConversionError", "StrictSchemaError", "ToolBridge", "ToolCall", "ToolOutcome",
+                          "ToolSession", "Turn", "check_strict_limits", "parse_arguments", "to_gemini_schema",
+                          "to_strict_schema"],
+    "mcp_kit.tasks": ["InMemoryTaskStore", "STATUSES", "TERMINAL", "TRANSITIONS", "TaskLimitReached", "TaskRecord",
+                      "TaskSettings", "TaskStatus", "TaskStore", "TaskStoreError", "can_transition", "new_task_id"],
+    "mcp_kit.skills": ["DIRECTORY_MIME_TYPE", "EXTENSION_ID", "FrontmatterError", "MAX_BYTES_PER_SKILL",
+                       "MAX_FILES_PER_SKILL", "ScanError", "Skill", "SkillCatalog", "SkillError", "SkillFile",
+                       "SkillLimits", "SkillNotFound"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC_MODULES))
+def test_each_public_modules_all_is_pinned(module: str) -> None:
+    exported = importlib.import_module(module).__all__
+    assert sorted(exported) == sorted(PUBLIC_MODULES[module])
+    for name in exported:
+        assert getattr(importlib.import_module(module), name) is not None, name
+
+
+def test_every_other_module_is_private_by_name() -> None:
+    public = {"mcp_kit", "mcp_kit.__main__", *PUBLIC_MODULES}
+    unmarked = []
+    for path in sorted((ROOT / "mcp_kit").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        name = ".".join(parts)
+        if name not in public and not any(part.startswith("_") for part in parts[1:]):
+            unmarked.append(name)
+    assert unmarked == []
+
+
+def test_every_exception_mcp_kit_raises_has_one_root() -> None:
+    import mcp_kit._errors
+
+    roots = set()
+    for path in sorted((ROOT / "mcp_kit").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts[-1] == "__main__":
+            continue
+        module = importlib.import_module(".".join(parts))
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module.__name__):
+                roots.add(value.__name__ if issubclass(value, mcp_kit.MCPKitError) else f"{value.__name__} (no root)")
+    assert all(not name.endswith("(no root)") for name in roots), sorted(roots)
+    assert mcp_kit.MCPKitError is mcp_kit._errors.MCPKitError
+    drawn = mcp_kit._errors.__doc__ or ""
+    assert [name for name in sorted(roots) if name not in drawn and not name.startswith("_")] == []  # all drawn
+    twins = [name for name in roots if name.endswith("Error") and name.removesuffix("Error") in roots]
+    assert twins == []  # no two exceptions whose names differ only by a suffix
 
 
 def test_all_is_pinned() -> None:

@@ -209,7 +209,7 @@ def audited_app() -> MCPServer:
 async def test_tool_call_hook_records_tool_arguments_outcome_and_duration() -> None:
     app = audited_app()
     records: list[ToolCallRecord] = []
-    app.add_tool_call_hook(records.append)
+    app.add_audit_hook(records.append)
     async with connect(app) as client:
         await client.call_tool("add", {"a": 1, "b": 2})
         await client.call_tool("deny", {"reason": "nope"})
@@ -228,7 +228,7 @@ async def test_a_failing_hook_does_not_break_the_call() -> None:
     def broken(record: ToolCallRecord) -> None:
         raise RuntimeError("hook bug")
 
-    app.add_tool_call_hook(broken)
+    app.add_audit_hook(broken)
     async with connect(app) as client:
         result = await client.call_tool("add", {"a": 2, "b": 2})
         assert result["isError"] is False and result["content"][0]["text"] == "4"

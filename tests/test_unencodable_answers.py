@@ -121,7 +121,7 @@ async def test_unencodable_results_are_answered_over_streamable_http(live: Any, 
         assert_tool_error_names_the_cause((await post(2, "tools/call", CALL))["result"])
         assert_internal_error_names_the_cause((await post(3, "resources/read", READ))["error"])
         assert (await post(4, "ping", {}))["result"] == {}
-    assert all(not entry.dispatcher.in_flight for entry in live.transport.streamable.values())
+    assert all(not entry.dispatcher.in_flight for entry in live.session_table.streamable.values())
 
 
 @pytest.mark.anyio
@@ -133,7 +133,7 @@ async def test_unencodable_results_are_answered_over_2026_http(live: Any) -> Non
         read = await client.post(live.url, headers=modern_headers("resources/read", READ["uri"]), json={
             "jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {**READ, "_meta": MODERN_META}})
         assert_internal_error_names_the_cause(read.json()["error"])
-    assert not live.transport.stateless
+    assert not live.session_table.stateless
 
 
 @pytest.mark.anyio

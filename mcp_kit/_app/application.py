@@ -279,7 +279,6 @@ class Application:
         """
         self.audit_hooks.append(hook)
 
-    add_tool_call_hook = add_audit_hook  # the earlier name; it also receives resource reads
 
     def enable_audit_log(self, path: str) -> None:
         """Append one JSON line per tool call and per resource read to `path`."""

@@ -37,6 +37,7 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
+from .._backends.base import Leases
 from .._primitives.resources import compile_template
 from .._protocol.errors import MCPError, invalid_params
 
@@ -49,15 +50,6 @@ DEFAULT_MAX_TOTAL = 10_000
 READY_TIMEOUT = 10.0  # a watcher slower than this to start does not hold up the subscription's answer
 INLINE_FANOUT = 8  # up to this many subscribers are told inline; more go to one delivery task
 DELIVERY_SLICE = 64  # the delivery task lets the loop run between slices of this many subscribers
-
-
-class Leases(Protocol):
-    """Deployment-wide leases (a shared backend): run work on one process of all those that ask."""
-
-    async def run_exclusive(self, name: str, work: Callable[[], Awaitable[None]],
-                            standby: Callable[[], None]) -> None:
-        """Run `work` while holding lease `name` (waiting for it, calling `standby` once it is seen held elsewhere)."""
-        ...
 
 
 class _Started:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from .._errors import MCPKitError
+
 RETRY_AFTER_SECONDS = 2  # what a 503 caused by an unreachable backend tells clients
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(MCPKitError):
     """The shared backend did not answer in time (or refused); the message says which operation."""
 
 

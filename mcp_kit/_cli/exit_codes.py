@@ -1,4 +1,5 @@
 """Exit statuses of `mcp-kit`, so scripts can tell failures apart."""
+from .._errors import MCPKitError
 
 OK = 0
 TOOL_ERROR = 1  # the tool ran and reported isError: true
@@ -9,7 +10,7 @@ INTERRUPTED = 130
 BROKEN_PIPE = 141  # stdout was closed by the reader (128 + SIGPIPE)
 
 
-class CommandError(Exception):
+class CommandError(MCPKitError):
     """A failure to report as `mcp-kit: error: MESSAGE` with exit status `code`."""
 
     def __init__(self, message: str, code: int = USAGE) -> None:

@@ -13,8 +13,7 @@ import anyio
 
 from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import METHOD_NOT_FOUND
-from ..client import ClientSession, is_url
-from ..client import connect
+from ..client import ClientSession, connect, is_url
 from . import render
 from .arguments import collect
 from .exit_codes import OK, TOOL_ERROR

@@ -21,8 +21,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import anyio
-
 from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
@@ -80,12 +78,7 @@ class Session:
         self.closed = False
         self.on_change: Callable[[], Awaitable[None]] | None = None  # persists the record (a shared backend)
         app.sessions.add(self)
-        for uri in sorted(self.state.subscriptions):
-            try:
-                app.hub.subscribe(uri, self)
-            except MCPError as exc:
-                logger.warning("session %s: not resubscribed to %s: %s", self.session_id, uri[:200], exc.message)
-                self.state.subscriptions.discard(uri)
+        self.state.subscriptions -= self._subscribe_again(self.state.subscriptions)
 
     @property
     def session_id(self) -> str:
@@ -101,18 +94,24 @@ class Session:
         state = self.state
         for uri in state.subscriptions - fresh.subscriptions:
             self.app.hub.unsubscribe(uri, self)
-        for uri in sorted(fresh.subscriptions - state.subscriptions):
-            try:
-                self.app.hub.subscribe(uri, self)
-            except MCPError as exc:
-                logger.warning("session %s: not resubscribed to %s: %s", self.session_id, uri[:200], exc.message)
-                fresh.subscriptions.discard(uri)
+        fresh.subscriptions -= self._subscribe_again(fresh.subscriptions - state.subscriptions)
         state.protocol_version = fresh.protocol_version
         state.client_info = fresh.client_info
         state.client_capabilities = fresh.client_capabilities
         state.initialized = fresh.initialized
         state.log_level = fresh.log_level
         state.subscriptions = fresh.subscriptions
+
+    def _subscribe_again(self, uris: set[str]) -> set[str]:
+        """Subscribe to recorded `uris` on this process; returns those refused now (logged, to be dropped)."""
+        refused = set()
+        for uri in sorted(uris):
+            try:
+                self.app.hub.subscribe(uri, self)
+            except MCPError as exc:
+                logger.warning("session %s: not resubscribed to %s: %s", self.session_id, uri[:200], exc.message)
+                refused.add(uri)
+        return refused
 
     async def _changed(self) -> None:
         if self.on_change is not None:
@@ -133,7 +132,7 @@ class Session:
         if meta is not None:
             check_meta(meta)
         method = request.method
-        if (meta is not None and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD:  # _in_stateless_era
+        if (meta is not None and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD:  # _in_stateless_era, inlined
             return await self._stateless.serve(request, params, principal)
         route = ROUTES.get(method)
         if route is not None:
@@ -263,8 +262,7 @@ class Session:
         from mcp_types import Root
 
         try:
-            with anyio.fail_after(30):
-                result = await self._port.request("roots/list", {}, timeout=30)
+            result = await self._port.request("roots/list", {}, timeout=30)
             self._roots = [Root.model_validate(r) for r in (result or {}).get("roots", [])]
         except Exception as exc:
             logger.warning("roots/list failed: %s", exc)

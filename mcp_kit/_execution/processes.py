@@ -40,12 +40,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported when a pool starts: a server without process tools does not load multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
+from .._errors import MCPKitError
 from .threads import check_limit, machine_cpus
 
 logger = logging.getLogger("mcp_kit.processes")
 
 
-class ProcessPoolError(RuntimeError):
+class ProcessPoolError(MCPKitError, RuntimeError):
     """A process-pool call failed outside the tool's own code (its process died, the server stopped)."""
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from .._errors import MCPKitError
 from .._protocol.errors import ToolError, UpstreamUnavailable, invalid_params
 from .._protocol.jsonrpc import JSONRPCError
 from .._protocol.versions import shape_tool
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_kit.tools")
 
 
-class ToolDefinitionError(TypeError):
+class ToolDefinitionError(MCPKitError, TypeError):
     """A tool's signature cannot be turned into a schema or an argument model (a bug in the server's code)."""
 
 

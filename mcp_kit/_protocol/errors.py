@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import MCPKitError
 from .jsonrpc import INVALID_PARAMS, JSONRPCError
 
 RESOURCE_NOT_FOUND = -32002
@@ -84,7 +85,7 @@ def scope_refusal(what: str, missing: tuple[str, ...]) -> str:
             "naming it), then retry.")
 
 
-class ToolError(Exception):
+class ToolError(MCPKitError):
     """Raised inside a tool: the model sees `isError: true` with this message, verbatim."""
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Union
 
+from .._errors import MCPKitError
+
 _orjson: Any
 try:  # orjson is several times faster than the stdlib codec
     import orjson as _orjson
@@ -82,11 +84,11 @@ class Batch:
 Decoded = Union[Message, InvalidMessage, Batch]
 
 
-class EncodeError(ValueError):
+class EncodeError(MCPKitError, ValueError):
     """A value cannot be written as JSON (a lone surrogate in a string, a key that is not a string, ...)."""
 
 
-class JSONRPCError(Exception):
+class JSONRPCError(MCPKitError):
     """Raised by handlers to answer a request with a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

@@ -114,7 +114,7 @@ class MCPHttpApp:
 
     def __init__(self, starlette: Starlette, table: SessionTable, endpoint: McpEndpoint, policy: SecurityPolicy) -> None:
         self.starlette = starlette
-        self.transport = table  # the connections the app serves (tests and operators look at them)
+        self.session_table = table  # the connections the app serves (tests and operators look at them)
         self.endpoint = endpoint
         self.state = starlette.state
         self._guarded = SecurityMiddleware(self._by_path, policy)

@@ -7,7 +7,6 @@ Must not import: session, server, or anything MCP.
 from __future__ import annotations
 
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
 from .._protocol.jsonrpc import INVALID_REQUEST, Decoded, ErrorResponse, InvalidMessage, decode_message
@@ -42,6 +41,5 @@ async def read_message(request: HTTPRequest) -> Decoded | HTTPResponse:
     decoded = decode_message(body)
     if isinstance(decoded, InvalidMessage):
         error = decoded.error or ErrorResponse(None, INVALID_REQUEST, "Bad Request")
-        return JSONResponse({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}},
-                            status_code=400)
+        return error_response(400, error.code, error.message, request_id=error.id)
     return decoded

@@ -28,9 +28,10 @@ from .event_streams import Event, EventStream
 KEEP_ALIVE_SECONDS = 15
 
 
-def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> HTTPResponse:
-    """A JSON-RPC error object (id null) with an HTTP status."""
-    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None,
+                   request_id: object = None) -> HTTPResponse:
+    """A JSON-RPC error object (id null unless the request's id could be read) with an HTTP status."""
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
                         status_code=status, headers=headers)
 
 

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .._errors import MCPKitError
 from .http_options import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
@@ -265,14 +266,14 @@ class _BodyDeadlines:
             self._timer = self.loop.call_later(self.SWEEP_SECONDS, self._sweep)
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(MCPKitError):
     """A chunked body went past the limit."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(f"Payload too large: the limit is {limit} bytes")
 
 
-class BodyTimeout(Exception):
+class BodyTimeout(MCPKitError):
     """The body did not arrive in time (a slow or stalled client)."""
 
     def __init__(self, timeout: float) -> None:

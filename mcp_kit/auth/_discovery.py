@@ -17,12 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from ._errors import MetadataError
+
 OAUTH_SUFFIX = "/.well-known/oauth-authorization-server"
 OPENID_SUFFIX = "/.well-known/openid-configuration"
-
-
-class MetadataError(Exception):
-    """No usable authorization server metadata (unreachable, absent, or not about this issuer)."""
 
 
 def metadata_urls(issuer: str) -> list[str]:

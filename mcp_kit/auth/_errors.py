@@ -6,15 +6,17 @@
     ├── StepUpRequired     -> 403 insufficient_scope, naming the scopes the request needs
     └── AuthServerUnavailable -> 503: the authorization server could not be asked (JWKS, introspection)
 
-Imports nothing from mcp_kit. Messages never contain a token.
+Imports nothing from mcp_kit but the root exception. Messages never contain a token.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .._errors import MCPKitError
 
-class AuthError(Exception):
+
+class AuthError(MCPKitError):
     """A request that must not reach the MCP endpoint; `description` is safe to show the client."""
 
     status = 401
@@ -47,3 +49,7 @@ class StepUpRequired(AuthError):
 class AuthServerUnavailable(AuthError):
     status = 503
     error = None
+
+
+class MetadataError(MCPKitError):
+    """No usable authorization server metadata (unreachable, absent, or not about this issuer)."""

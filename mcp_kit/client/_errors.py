@@ -9,8 +9,10 @@ A JSON-RPC error answer is an `mcp_kit.MCPError` instead: the server is alive an
 
 from __future__ import annotations
 
+from .._errors import MCPKitError
 
-class ClientError(Exception):
+
+class ClientError(MCPKitError):
     """The client could not (or can no longer) talk to the server."""
 
 

@@ -24,13 +24,14 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
+from .._errors import MCPKitError
 from ._schema_document import SchemaConversionError, SchemaDocument, type_of
 
 MAX_PROBLEMS = 8
 MAX_DEPTH = 64
 
 
-class ArgumentError(ValueError):
+class ArgumentError(MCPKitError, ValueError):
     """The arguments cannot be sent: the message says why and what is expected."""
 
 

@@ -15,13 +15,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._errors import MCPKitError
+
 JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 # Keywords that only document a schema: they never change which values it accepts.
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example", "deprecated", "readOnly",
                          "writeOnly", "$comment", "$schema", "$id", "$anchor", "discriminator"})
 
 
-class SchemaConversionError(ValueError):
+class SchemaConversionError(MCPKitError, ValueError):
     """A part of a tool's input schema cannot be expressed for the target API.
 
     `pointer` is the RFC 6901 JSON Pointer of that part in the tool's input schema ("" is the root);

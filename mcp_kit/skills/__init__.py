@@ -20,12 +20,10 @@ from ._catalog import (
     MAX_FILES_PER_SKILL,
     Skill,
     SkillCatalog,
-    SkillError,
     SkillFile,
     SkillLimits,
-    SkillNotFound,
 )
-from ._frontmatter import FrontmatterError
+from ._errors import FrontmatterError, ScanError, SkillError, SkillNotFound
 
 __all__ = [
     "DIRECTORY_MIME_TYPE",
@@ -37,6 +35,7 @@ __all__ = [
     "SkillCatalog",
     "SkillError",
     "SkillFile",
+    "ScanError",
     "SkillLimits",
     "SkillNotFound",
 ]

@@ -33,8 +33,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from .._primitives.cursors import decode_cursor, encode_cursor, invalid_cursor
-from .._protocol.errors import MCPError
-from .._protocol.jsonrpc import INVALID_PARAMS
+from ._errors import SkillError, SkillNotFound
 from ._frontmatter import FrontmatterError, check_frontmatter, parse_frontmatter, split_frontmatter
 from ._scan import ScanError, ScanLimits, scan_tree
 
@@ -57,18 +56,6 @@ _MIME_TYPES = {".md": MARKDOWN_MIME_TYPE, ".markdown": MARKDOWN_MIME_TYPE, ".py"
                ".yml": "application/yaml", ".toml": "application/toml", ".csv": "text/csv",
                ".sh": "text/x-shellscript", ".html": "text/html", ".xml": "application/xml"}
 _DEFAULT_MIME = mimetypes.MimeTypes()  # the standard library's built-in table, not the system's files
-
-
-class SkillError(ValueError):
-    """Skills that cannot be served as they are; the message lists every problem found."""
-
-
-class SkillNotFound(MCPError):
-    """-32602: the URI names no skill (or no directory) this server serves."""
-
-    def __init__(self, uri: str, message: str) -> None:
-        super().__init__(INVALID_PARAMS, message, {"uri": uri})
-        self.uri = uri
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from ._errors import FrontmatterError
+
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_DEPTH = 32
 NAME_MAX = 64
@@ -31,10 +33,6 @@ RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 # (the Agent Skills naming rule, as the conformance suite checks it).
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(?P<yaml>.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter is missing, is not valid YAML, or breaks the Agent Skills rules (the message says how)."""
 
 
 class _CoreSchemaLoader(yaml.SafeLoader):

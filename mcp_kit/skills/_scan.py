@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._errors import ScanError
+
 logger = logging.getLogger("mcp_kit.skills")
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -31,10 +33,6 @@ _BINARY = getattr(os, "O_BINARY", 0)
 _DESCRIPTOR_WALK = sys.platform != "win32" and os.open in os.supports_dir_fd
 MAX_DEPTH = 32
 SKIPPED_NAMES = frozenset({"__pycache__"})
-
-
-class ScanError(ValueError):
-    """The tree could not be read within its limits (the message says which and where)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
 
+from .._errors import MCPKitError
 from ._model import TaskRecord
 
 DEFAULT_MAX_TASKS = 10_000
@@ -39,7 +40,7 @@ MAX_INPUT_KEYS = 256
 MAX_STATUS_MESSAGE = 1_000
 
 
-class TaskStoreError(Exception):
+class TaskStoreError(MCPKitError):
     """A store refused an operation; the message says why and what to do."""
 
 

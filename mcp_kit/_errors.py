@@ -1,0 +1,44 @@
+"""The root of every exception mcp_kit raises: `MCPKitError`. Imports nothing.
+
+Each layer keeps its classes beside its code; all of them derive from `MCPKitError`, so
+`except mcp_kit.MCPKitError` catches anything the library raises on purpose (a few also derive
+from the built-in a caller would expect, such as ValueError or TypeError).
+
+    MCPKitError
+    ├── JSONRPCError                  _protocol/jsonrpc.py   a JSON-RPC error answer with its code
+    │   └── MCPError                  _protocol/errors.py    the same, raised by mcp_kit and user code
+    │       ├── ResourceNotFound                             -32002 (handshake era) / -32602 (2026-07-28)
+    │       ├── UpstreamUnavailable                          -31001; inside a tool, isError: true
+    │       ├── InsufficientScopeError                       -31002 (OAuth scope missing, no HTTP challenge possible)
+    │       └── SkillNotFound         skills/_errors.py      -32602, an unknown skill:// URI
+    ├── EncodeError (ValueError)      _protocol/jsonrpc.py   a value that cannot be written as JSON
+    ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message
+    ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
+    ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
+    ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
+    ├── BodyTooLarge, BodyTimeout     _transports/http_security.py  an HTTP body over its size or time
+    ├── TaskStoreError                tasks/_store.py        a task store refused or failed
+    │   └── TaskLimitReached                                 too many live tasks
+    ├── SkillError (ValueError)       skills/_errors.py      skills that cannot be served (every problem listed)
+    │   ├── ScanError                                        a tree over its bounds or unreadable
+    ├── FrontmatterError (ValueError)  skills/_errors.py     a SKILL.md whose YAML is invalid
+    ├── AuthError                     auth/_errors.py        an HTTP request that must not reach the endpoint
+    │   ├── InvalidRequest                                   400 invalid_request
+    │   ├── InvalidToken                                     401 invalid_token
+    │   ├── StepUpRequired                                   403 insufficient_scope, naming the scopes needed
+    │   └── AuthServerUnavailable                            503, the authorization server could not be asked
+    ├── MetadataError                 auth/_errors.py        authorization-server metadata unusable
+    ├── ClientError                   client/_errors.py      mcp_kit.client: a server that cannot be reached
+    │   ├── ServerNotFound, ConnectionClosed
+    │   └── OAuthError                client/oauth/_errors.py  the client's authorization flow failed
+    ├── SchemaConversionError (ValueError)  functions/...    a tool schema a model API cannot take
+    │   ├── StrictSchemaError, GeminiSchemaError
+    ├── ArgumentError (ValueError)    functions/_arguments.py  a model's arguments that fail the schema
+    └── CommandError                  _cli/exit_codes.py     the mcp-kit command: a message and an exit status
+"""
+
+from __future__ import annotations
+
+
+class MCPKitError(Exception):
+    """Base class of every exception mcp_kit raises on purpose."""
