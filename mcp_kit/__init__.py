@@ -5,7 +5,7 @@ The public API is what this module exports, and what these public modules export
 server), `mcp_kit.client` and `mcp_kit.client.oauth` (a client for any MCP server), `mcp_kit.functions`
 (MCP tools for model APIs), `mcp_kit.tasks` and `mcp_kit.skills` (the two extensions' data).
 Everything else is private by name (a leading underscore) and may change in any release;
-tests/test_public_api.py pins each `__all__`. Every exception mcp_kit raises derives from
+tests/project/test_public_api.py pins each `__all__`. Every exception mcp_kit raises derives from
 `MCPKitError` (the tree is drawn in `_errors.py`).
 """
 

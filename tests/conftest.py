@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from .redis_support import RedisProcess, redis_server, require_redis
-from .support import COVERAGE_VARIABLES
+from tests.helpers.redis_support import RedisProcess, redis_server, require_redis
+from tests.helpers.support import COVERAGE_VARIABLES
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,7 +9,7 @@ the work; the process that runs it learns about cancellation, answers and expiry
 - a Redis store (the scale-out work): the same operations on shared keys, so a task started on
   one process is polled, answered, cancelled and fetched on any other.
 
-Rules every implementation keeps (the tests in `tests/test_task_store.py` state them):
+Rules every implementation keeps (the tests in `tests/tasks/test_store.py` state them):
 
 - `create` is durable when it returns: a `get` from any process finds the task (SEP-2663's strong
   consistency on creation). It refuses beyond the per-owner and per-server limits.

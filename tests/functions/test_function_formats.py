@@ -14,10 +14,12 @@ from google.genai import types as genai
 from jsonschema import Draft202012Validator
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionToolChoiceOptionParam
 from openai.types.responses import FunctionToolParam, ToolChoiceFunctionParam
-from reference_servers import ROOT, servers
-from schema_corpus import INEXPRESSIBLE, corpus
-from strict_rules import strict_violations
-from vendor_types import (
+
+from mcp_kit.functions import StrictSchemaError, ToolBridge
+from tests.helpers.reference_servers import ROOT, servers
+from tests.helpers.schema_corpus import INEXPRESSIBLE, corpus
+from tests.helpers.strict_rules import strict_violations
+from tests.helpers.vendor_types import (
     ANTHROPIC_NAME,
     GEMINI_NAME,
     OPENAI_NAME,
@@ -25,8 +27,6 @@ from vendor_types import (
     gemini_schema_problems,
     gemini_to_json_schema,
 )
-
-from mcp_kit.functions import StrictSchemaError, ToolBridge
 
 EXPECTED_TOOLS = {
     "stock": {"get_stock_price", "get_price_history", "get_financial_statement", "compare_valuation", "search_ticker"},

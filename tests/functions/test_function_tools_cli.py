@@ -14,11 +14,11 @@ from anthropic.types import ToolParam
 from google.genai import types as genai
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
-from reference_servers import ROOT, STOCK
-from strict_rules import strict_violations
-from vendor_types import check_typed
 
-from tests.support import http_server
+from tests.helpers.reference_servers import ROOT, STOCK
+from tests.helpers.strict_rules import strict_violations
+from tests.helpers.support import http_server
+from tests.helpers.vendor_types import check_typed
 
 STOCK_LINE = shlex.join(STOCK)
 MAP_SERVER = '''

@@ -18,12 +18,12 @@ from google.genai import types as genai
 from openai.types.chat import ChatCompletion, ChatCompletionToolMessageParam
 from openai.types.responses import Response
 from openai.types.responses.response_input_item_param import FunctionCallOutput
-from reference_servers import ROOT, STOCK, servers
-from vendor_types import check_typed
 
 from mcp_kit import MCPError, MCPServer
 from mcp_kit.functions import ConfirmationRequest, ToolBridge
 from mcp_kit.testing import connect as connect_in_memory
+from tests.helpers.reference_servers import ROOT, STOCK, servers
+from tests.helpers.vendor_types import check_typed
 
 FIXTURES = ROOT / "tests" / "fixtures" / "functions"
 RESPONSE_TYPES = {"openai_chat": ChatCompletion, "openai_responses": Response, "anthropic": Message,

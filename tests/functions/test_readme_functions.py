@@ -1,5 +1,5 @@
 """The README's "Use mcp_kit servers from the OpenAI, Anthropic or Gemini APIs" example runs as written,
-executed like tests/test_readme.py executes the others, against a fake OpenAI server replaying recorded
+executed like tests/project/test_readme.py executes the others, against a fake OpenAI server replaying recorded
 chat completions on 127.0.0.1."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import sys
 from typing import Any
 
 import pytest
-from fake_openai import fake_openai
-from reference_servers import ROOT
+
+from tests.helpers.fake_openai import fake_openai
+from tests.helpers.reference_servers import ROOT
 
 README = ROOT / "README.md"
 FIXTURES = ROOT / "tests" / "fixtures" / "functions"

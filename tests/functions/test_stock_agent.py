@@ -13,9 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_openai import fake_openai
-from reference_servers import ROOT
-from strict_rules import strict_violations
+
+from tests.helpers.fake_openai import fake_openai
+from tests.helpers.reference_servers import ROOT
+from tests.helpers.strict_rules import strict_violations
 
 FIXTURES = ROOT / "tests" / "fixtures" / "functions"
 AGENT = ROOT / "examples" / "stock_agent.py"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from schema_corpus import INEXPRESSIBLE, MODELS, corpus
-from strict_rules import strict_violations
 
 from mcp_kit.functions import ArgumentChecker, StrictSchemaError, check_strict_limits, to_strict_schema
+from tests.helpers.schema_corpus import INEXPRESSIBLE, MODELS, corpus
+from tests.helpers.strict_rules import strict_violations
 
 CORPUS = corpus()
 

@@ -46,20 +46,20 @@ class Target:
     focus: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
-SANDBOX_TESTS = ("tests/filesystem/test_filesystem_sandbox.py", "tests/filesystem/test_filesystem_near_misses.py",
-                 "tests/filesystem/test_filesystem_race_attacks.py", "tests/filesystem/test_filesystem_platforms.py")
+SANDBOX_TESTS = ("tests/servers/filesystem/test_filesystem_sandbox.py", "tests/servers/filesystem/test_filesystem_near_misses.py",
+                 "tests/servers/filesystem/test_filesystem_race_attacks.py", "tests/servers/filesystem/test_filesystem_platforms.py")
 
 TARGETS = {
-    "jsonrpc": Target(("mcp_kit/_protocol/jsonrpc.py",), ("tests/test_jsonrpc.py", "tests/test_dispatcher.py")),
+    "jsonrpc": Target(("mcp_kit/_protocol/jsonrpc.py",), ("tests/protocol/test_jsonrpc.py", "tests/protocol/test_dispatcher.py")),
     # Focused on what decides that every request is answered exactly once, and cancellation: starting and
     # tracking a request, running it, cancelling it, batches. Left out: outbound requests, closing.
     "dispatcher": Target(
         ("mcp_kit/_protocol/dispatcher.py",),
-        ("tests/test_dispatcher_cancellation.py", "tests/test_dispatcher.py", "tests/test_dispatcher_cancel_race.py"),
+        ("tests/protocol/test_dispatcher_cancellation.py", "tests/protocol/test_dispatcher.py", "tests/protocol/test_dispatcher_cancel_race.py"),
         focus={"mcp_kit/_protocol/dispatcher.py": frozenset({
             "feed", "_track", "_start", "_run", "_finished", "_answer", "_send_quietly", "_substitute", "_notification",
             "_batch", "_run_batch", "_answer_batch", "cancel", "was_cancelled", "stop", "wait_idle"})}),
-    "http_security": Target(("mcp_kit/_transports/http_security.py",), ("tests/test_http_security.py",)),
+    "http_security": Target(("mcp_kit/_transports/http_security.py",), ("tests/transports/test_http_security.py",)),
     # The containment decision: which allowed directory a path is under (anchors), the walk that
     # never leaves it (resolver), the descriptor calls that never follow a link (native/posix), and
     # the policy in front of them (sandbox). Focused on the functions that decide containment.

@@ -1,0 +1,108 @@
+"""Every Python example in the README runs: each block is executed, its app served in memory."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_kit import MCPServer
+from mcp_kit.testing import connect
+from tests.helpers.support import http_server
+
+# What a model would try with the README's tools, and a piece of what it must get back.
+CALLS = {
+    "add": ({"a": 1, "b": 2}, "3.0"),
+    "convert": ({"value": 212, "to": "celsius"}, '"value": 100.0'),
+    "write_note": ({"name": "todo", "text": "x"}, "saved"),
+    "read_note": ({"name": "todo"}, "no note 'todo' yet"),
+    "stock_level": ({"sku": "AB-1234"}, "7"),
+    "build_report": ({"items": 3}, "report over 3 items"),
+}
+README = Path(__file__).resolve().parents[2] / "README.md"
+BLOCKS = [block for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+          if "mcp_kit.functions" not in block]  # host-side examples: tests/functions/test_readme_functions.py
+
+
+def test_the_readme_has_examples() -> None:
+    assert len(BLOCKS) >= 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+async def test_readme_example_runs(index: int) -> None:
+    namespace: dict[str, Any] = {"__name__": f"readme_example_{index}"}
+    exec(compile(BLOCKS[index], f"README.md[python block {index}]", "exec"), namespace)
+    app = namespace.get("app")
+    assert isinstance(app, MCPServer)
+    async with connect(app) as client:
+        tools = await client.list_tools()
+        resources = await client.list_resources()
+        templates = await client.list_resource_templates()
+        prompts = await client.list_prompts()
+        assert tools or resources or templates or prompts
+        for tool in tools:
+            arguments, expected = CALLS[tool["name"]]
+            result = await client.call_tool(tool["name"], arguments)
+            assert result["isError"] is False and expected in result["content"][0]["text"]
+    for name, value in namespace.items():
+        if name.startswith("test_") and inspect.iscoroutinefunction(value):
+            await value()
+
+
+SHELL_BLOCKS = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+JSON_BLOCKS = re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_json_examples_are_valid_json() -> None:
+    assert JSON_BLOCKS
+    for block in JSON_BLOCKS:
+        json.loads(block)
+
+
+def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
+    """Every `mcp-kit` line of the README (but `run`, which serves forever) exits 0 as written."""
+    root = README.parent
+    commands = [line.strip() for block in SHELL_BLOCKS for line in block.splitlines()
+                if re.match(r"(\.venv/bin/)?mcp-kit (?!run )", line.strip())]
+    assert len(commands) >= 8
+    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{root / '.venv' / 'bin'}:{os.environ['PATH']}",
+           "PYTHONPATH": str(root)}
+    env.pop("XDG_CONFIG_HOME", None)
+    (tmp_path / "Documents").mkdir()  # the --root the README's examples name, as a user's home has it
+    with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
+        for command in commands:
+            command = command.replace("http://127.0.0.1:8000", base)
+            done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, timeout=120)
+            assert done.returncode == 0, f"{command}\n{done.stdout.decode()[-500:]}\n{done.stderr.decode()[-1500:]}"
+    written = json.loads((tmp_path / ".config" / "Claude" / "claude_desktop_config.json").read_text())
+    assert set(written["mcpServers"]) >= {"stock", "weather", "filesystem"}
+
+
+def test_the_testing_example_runs_under_pytest_as_copied(tmp_path: Path) -> None:
+    """The README's test, saved as a file and run by pytest exactly as a reader would."""
+    [block] = [b for b in BLOCKS if "def test_" in b]
+    (tmp_path / "test_calculator.py").write_text(block, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_calculator.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout and "warning" not in done.stdout.lower()
+
+
+@pytest.mark.anyio
+async def test_the_calculator_claims_what_its_numbers_are() -> None:
+    [block] = [b for b in BLOCKS if 'MCPServer("calculator", instructions=' in b]
+    namespace: dict[str, Any] = {"__name__": "readme_calculator"}
+    exec(compile(block, "README.md[calculator]", "exec"), namespace)
+    async with connect(namespace["app"]) as client:
+        instructions = client.initialize_result["instructions"]
+        result = await client.call_tool("add", {"a": 0.1, "b": 0.2})
+    assert result["content"][0]["text"] == "0.30000000000000004"  # floats, as the instructions say
+    assert "floating point" in instructions and "not exact" in instructions
