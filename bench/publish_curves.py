@@ -1,7 +1,7 @@
 """Publish scaling curves in the README: a chart and a Markdown table per curve, from scaling results files.
 
     .venv/bin/python bench/publish_curves.py --readme README.md bench/results/STAMP-scaling-full.json
-    .venv/bin/python bench/publish_curves.py --readme README.md --before bench/baselines/issue19-before-full.json \\
+    .venv/bin/python bench/publish_curves.py --readme README.md --before bench/baselines/scaling-before-full.json \\
         bench/results/STAMP-scaling-full.json              # + "mcp_kit before" columns and a dotted line
     .venv/bin/python bench/publish_curves.py --check      # README = bench/published/curve-*.json = charts?
 

@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         for message in report.refusals(metrics, summary, names_in_loop):
             print(f"  {message}")
         if implementations.split_name(base)[0] == "mcp_kit":
-            print(f"\ntargets of issues 8 and 19 ({base} vs its peers on {title}, medians of this run):")
+            print(f"\ntargets ({base} vs its peers on {title}, medians of this run):")
             print(report.targets_text(targets_by_loop[loop], base))
     if len(tables) == 2:
         print("\n== the event loop's share: each framework's median on asyncio / on uvloop ==\n")

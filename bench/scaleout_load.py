@@ -1,4 +1,4 @@
-"""Load run for issue 14: N concurrent sessions spread over three server processes that share one Redis.
+"""Load run: N concurrent sessions spread over three server processes that share one Redis.
 
 Each session is opened on one process, continued on the others (round robin, no stickiness),
 holds a GET stream on a third and a subscription to `bench://counter`; during the run every

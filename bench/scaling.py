@@ -4,7 +4,7 @@
     .venv/bin/python bench/scaling.py --curve tools,cpu      # some curves
     .venv/bin/python bench/scaling.py --full --curve fanout  # the full settings of one curve
     .venv/bin/python bench/scaling.py --from-json FILE       # tables and charts again from a saved run
-    .venv/bin/python bench/scaling.py --before bench/baselines/issue19-before.json   # + before columns
+    .venv/bin/python bench/scaling.py --before bench/baselines/scaling-before.json   # + before columns
 
 Curves: tools (tools registered), payload (echo size), clients (concurrent HTTP clients), sessions
 (idle and busy HTTP sessions), fanout (subscribers to one resource), cpu (CPU-bound sync tools).

@@ -269,7 +269,7 @@ SESSIONS = Curve(
     ],
     log_x=False,
     notes=[
-        "Issue 19's busy-session target is for 2,000 calls per session (--full); a quick run stops at 250 and "
+        "The busy-session target is for 2,000 calls per session (--full); a quick run stops at 250 and "
         "judges the target there (mcp_kit's event store fills up at 1,000 events per session).",
         "The c=256 run is equal work: every one of 256 sessions makes wide_calls calls, all sessions at once.",
     ],

@@ -139,7 +139,7 @@ CURVE = Curve(
     command="bench/scaling.py --curve payload",
     transports=("stdio", "http"),
     notes=[
-        "Issue 19 sets no target here; the bytes per reply column shows the work is equal.",
+        "No target is set here; the bytes per reply column shows the work is equal.",
         "Server CPU comes in 10 ms clock ticks: calls per size = budget / size, so small sizes get more calls.",
     ],
 )

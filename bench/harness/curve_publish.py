@@ -115,7 +115,7 @@ def block(curve: Curve, published: dict[str, Any], chart_path: str, json_path: s
     lines = [BEGIN.format(name=curve.name)]
     runs = f"{published['mode']} settings, medians of {_runs(summary)} runs, run {published['started']}"
     if published["status"] == PRE_CHANGE:
-        lines.append(f"**Pre-change baseline**: measured on main before issue 19's changes to this curve ({runs}, "
+        lines.append(f"**Pre-change baseline**: measured on main before the changes to this curve ({runs}, "
                      f"from `{published['source']}`). The figures after the change replace this block.")
     else:
         lines.append(f"From one run: {runs}, from `{published['source']}`.")

@@ -17,7 +17,7 @@ Fan-out never holds up the caller: `publish` delivers inline to a few subscriber
 larger set to one delivery task (in the hub's task group), which awaits each subscriber's
 `deliver_update` when it has one (no task per subscriber).
 
-Across processes (issue 14) the hub has two hooks, set by a shared backend: `relay(uri)` forwards
+Across processes the hub has two hooks, set by a shared backend: `relay(uri)` forwards
 a local `publish` to the other processes, which call `deliver(uri)` for their own subscribers;
 `leases` runs each watcher under a deployment-wide lease, so it runs once per deployment.
 

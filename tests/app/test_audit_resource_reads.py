@@ -1,4 +1,4 @@
-"""Issue 12, item 13 (framework): the audit trail records resource reads, allowed and refused, in the tool-call shape.
+"""The audit trail records resource reads, allowed and refused, in the tool-call shape.
 
 Before, only tool calls were recorded; a read through `resources/read` left no trace. Every record now has
 the same fields, and `primitive` says whether it was a tool call or a resource read.

@@ -1,4 +1,4 @@
-"""One endpoint on three processes sharing one Redis (issue 14): a client may land on any process for
+"""One endpoint on three processes sharing one Redis: a client may land on any process for
 any request, as behind a round-robin load balancer without sticky sessions.
 
 Three real server processes (`tests/fixtures/scaleout_server.py`) on three ports, a real

@@ -1,4 +1,4 @@
-"""Issue 12, item 12 (framework): a resource template's URI variables are validated exactly like tool arguments.
+"""A resource template's URI variables are validated exactly like tool arguments.
 
 One annotated type (`Annotated[str, Field(max_length=..., pattern=...)]`) constrains a tool argument and a
 template variable alike. Values are checked after percent-decoding and before the template function runs

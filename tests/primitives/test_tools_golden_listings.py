@@ -1,6 +1,6 @@
 """Golden: what clients see of the reference servers' tools is what main served before lazy schemas.
 
-Tool schemas, descriptions and argument models are built when first needed (issue 19) instead of
+Tool schemas, descriptions and argument models are built when first needed instead of
 at registration; the listings (every page, every protocol version, cursors included, key order as
 on the wire) and the validation messages for bad arguments must stay exactly what they were.
 `tests/helpers/tool_listings.py` says how the fixture was made and how to regenerate it.

@@ -15,7 +15,7 @@ BENCH = ROOT / "bench"
 PUBLISHED = BENCH / "published"
 PUBLISH = BENCH / "publish_curves.py"
 CURVES = ("tools", "payload", "clients", "sessions", "fanout", "cpu")  # the issue's six
-BASELINES = (BENCH / "baselines" / "issue19-before.json", BENCH / "baselines" / "issue19-before-full.json")
+BASELINES = (BENCH / "baselines" / "scaling-before.json", BENCH / "baselines" / "scaling-before-full.json")
 
 
 def publish(*args: str) -> subprocess.CompletedProcess[str]:
@@ -104,7 +104,7 @@ def test_new_runs_replace_the_blocks_in_one_command(tmp_path: Path) -> None:
         assert not after[name].startswith("**Pre-change baseline**")
         assert "| mcp_kit before | now/before |" in after[name]  # compared with the baseline of the same mode
         assert "mcp_kit before" in (out / f"curve-{name}.svg").read_text(encoding="utf-8")
-    assert "bench/baselines/issue19-before-full.json" in after["cpu"]  # the full-mode baseline for a full run
+    assert "bench/baselines/scaling-before-full.json" in after["cpu"]  # the full-mode baseline for a full run
     assert after["payload"] == blocks((ROOT / "README.md").read_text(encoding="utf-8"))["payload"]  # untouched
     for name in ("payload", "clients", "sessions", "fanout"):
         shutil.copy(PUBLISHED / f"curve-{name}.json", out)

@@ -1,4 +1,4 @@
-"""A request cancelled before its task has started is still cleaned up (found by the HTTP fuzzing of issue 12).
+"""A request cancelled before its task has started is still cleaned up (found by HTTP fuzzing).
 
 asyncio never runs a coroutine cancelled before its first step, so its `finally` never ran: the id stayed
 "in use" for good (later requests with it got -32600) and, over HTTP, the request's POST never ended.

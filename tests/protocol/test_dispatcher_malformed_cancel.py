@@ -1,4 +1,4 @@
-"""Issue 12, item 3: a `notifications/cancelled` whose `requestId` is not an id is ignored (and logged), never fatal.
+"""A `notifications/cancelled` whose `requestId` is not an id is ignored (and logged), never fatal.
 
 Before: `{"requestId": [1]}` raised `TypeError: unhashable type` in the dispatcher; the stdio server exited 1
 and HTTP answered 500.

@@ -1,4 +1,4 @@
-"""Issue 12, item 10: malformed protocol parameters get -32602 (or -32600), never -32603, and the session lives on.
+"""Malformed protocol parameters get -32602 (or -32600), never -32603, and the session lives on.
 
 Before: `_meta` as a number or an array gave -32603; `subscriptions/listen` with `resourceSubscriptions: 5`
 gave -32603; `initialize` accepted `capabilities: "sampling"` (later capability checks became substring

@@ -1,4 +1,4 @@
-"""Issue 12, items 6, 7 and 8: every HTTP exchange ends, and what it held is released.
+"""Every HTTP exchange ends, and what it held is released.
 
 - Item 6: after `notifications/cancelled` the cancelled call's POST ends (SSE: the stream closes after a
   -32800 "Request cancelled" error, as the official SDK does on this wire; JSON: that error is the body),

@@ -1,4 +1,4 @@
-"""Issue 12, item 11: what a slow or malformed HTTP client can hold is bounded.
+"""What a slow or malformed HTTP client can hold is bounded.
 
 - A body still incomplete `--body-timeout` seconds after the app began reading it gets 408 and the
   connection is closed (its file descriptor released); before, 1000 trickling connections were all held.

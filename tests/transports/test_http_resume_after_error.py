@@ -1,4 +1,4 @@
-"""Resuming a Streamable HTTP stream after a JSON-RPC error response (issue 18, item 13).
+"""Resuming a Streamable HTTP stream after a JSON-RPC error response.
 
 The TypeScript SDK 1.x client counts only results as responses: after an error it resumes the finished
 POST stream with GET + Last-Event-ID, and when that yields an empty stream it falls back to a second

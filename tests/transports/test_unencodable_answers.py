@@ -1,4 +1,4 @@
-"""Issue 12, item 5 (framework side): a result that cannot be encoded is still answered, on every transport.
+"""A result that cannot be encoded is still answered, on every transport.
 
 A lone surrogate (what `os.listdir` returns for a file name that is not UTF-8) cannot be written as JSON.
 Before, the encode error killed the request's task ("Task exception was never retrieved") and the client

@@ -1,4 +1,4 @@
-"""Issue 12, item 13 (through the filesystem server): `resources/read file:///...` is audited, allowed or denied.
+"""Through the filesystem server: `resources/read file:///...` is audited, allowed or denied.
 
 The filesystem server enables the framework's audit log (`--audit-log`); before, reads of its files as
 resources were not recorded at all.

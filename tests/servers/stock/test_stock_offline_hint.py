@@ -1,4 +1,4 @@
-"""An unreachable stock data source points at the offline sample provider (issue 18, item 4)."""
+"""An unreachable stock data source points at the offline sample provider."""
 
 from __future__ import annotations
 

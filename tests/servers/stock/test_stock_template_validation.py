@@ -1,4 +1,4 @@
-"""Issue 12, item 12 (stock): `stock://quote/{ticker}` refuses what `get_stock_price` refuses, before any upstream call.
+"""Stock: `stock://quote/{ticker}` refuses what `get_stock_price` refuses, before any upstream call.
 
 Before, the template took any string: `%2E%2E%2F...`, 5000-character tickers and backslashes went to Yahoo.
 One annotated type (`servers.stock.params.Ticker`) now constrains both.

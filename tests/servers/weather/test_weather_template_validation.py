@@ -1,4 +1,4 @@
-"""Issue 12, item 12 (weather): the `{city}` and `{date}` template variables are validated like the tools' arguments,
+"""Weather: the `{city}` and `{date}` template variables are validated like the tools' arguments,
 before any call to the geocoder or the forecast source.
 
 Before, `weather://current/{city}` sent a 20 000-character city upstream while the tools capped it at 120.
