@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 OUR_PACKAGES = ("mcp_kit", "servers")
 
 
