@@ -1,13 +1,13 @@
 """What an MCP server is made of: its registries, the facts derived from them, and the state its sessions share.
 
 `Application` holds the tools, resources, templates, prompts and completions (registries in
-`tools.py`, `resources.py`, `prompts.py`, `completions.py`), derives capabilities and server
+`_primitives/tools.py`, `_primitives/resources.py`, `_primitives/prompts.py`, `_primitives/completions.py`), derives capabilities and server
 info, fans notifications out to the connected sessions and `subscriptions/listen` streams, keeps
-the audit trail and runs the lifespan. `MCPServer` (`server.py`) is this plus how to serve it.
+the audit trail and runs the lifespan. `MCPServer` (`_serving/server.py`) is this plus how to serve it.
 
-The session layer depends on this module, never on `server.py`, so serving (`runner.py`, the
+The session layer depends on this module, never on `_serving/server.py`, so serving (`_serving/serve.py`, the
 transports) can sit above the session without an import cycle. It never touches bytes or
-streams, and imports neither the session, the server, the runner nor any transport.
+streams, and imports neither the session, the server, the serving code nor any transport.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Application:
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
         CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
         5 ms or more (None: leave it alone).
-        See `threads.py` and `processes.py`."""
+        See `_execution/threads.py` and `_execution/processes.py`."""
         self.name = name
         self.version = version
         self.title = title
@@ -137,8 +137,8 @@ class Application:
 
     def add_tool(self, fn: Callable[..., Any], *, run_in: RunIn | None = None, **options: Any) -> None:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
-        runner = self.executors.executor_for(fn, run_in, options.get("name") or fn.__name__, Context)
-        self.tools.add(make_tool(fn, Context, runner=runner, **options))
+        executor = self.executors.executor_for(fn, run_in, options.get("name") or fn.__name__, Context)
+        self.tools.add(make_tool(fn, Context, executor=executor, **options))
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:

@@ -1,13 +1,13 @@
 """The request scope: what a running request knows of its era and its client, and how it reaches them.
 
-A request's era is decided once, where it enters the session (`session.py`), and the request
+A request's era is decided once, where it enters the session (`_eras/session.py`), and the request
 gets the scope of that era:
 
 - `session.SessionChannel`, the handshake era (2024-11-05 ... 2025-11-25): one per session. It
   answers from the session record (negotiated version, client capabilities, log level) and asks
   the client with a round trip through the dispatcher.
 - `stateless.StatelessChannel`, the 2026-07-28 era: one per request, from the request's own
-  envelope. Questions to the client become an input-required round (`input_rounds.py`).
+  envelope. Questions to the client become an input-required round (`_eras/input_rounds.py`).
 
 `Context` (what a handler sees) delegates to the scope, so nothing above this line asks which
 era a request belongs to. Request-specific calls take the request id (a session scope serves

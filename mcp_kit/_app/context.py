@@ -3,7 +3,7 @@
 A `Context` is injected into any tool, resource, or prompt function that has a parameter
 annotated with it. It is never part of a tool's schema. It holds what is particular to its
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
-protocol era to the request's scope (`scope.py`).
+protocol era to the request's scope (`channel.py`).
 
 Imports nothing from mcp_kit but `scope` and `jsonrpc` (and, for typing only, `auth.principal`): never the session.
 """

@@ -3,8 +3,8 @@
 A route is `route(app, params, ctx) -> result`: it reads the request's parameters, works on the
 application's registries, and sees its request only through `ctx` (whose scope knows the era:
 version, client, how to reach it). Each era adds its own few methods next to the state they
-touch: the handshake era's lifecycle and subscriptions in `session.py`, the stateless era's
-`server/discover` and `subscriptions/listen` in `stateless.py`, which also turns the questions of
+touch: the handshake era's lifecycle and subscriptions in `_eras/session.py`, the stateless era's
+`server/discover` and `subscriptions/listen` in `_eras/stateless.py`, which also turns the questions of
 `INPUT_ROUND_METHODS` into input-required rounds and adds cache hints to `CACHEABLE` results.
 
 OAuth scopes: a tool, resource or prompt may declare the scopes a caller needs. Over HTTP the
@@ -122,7 +122,7 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
             if app.audit_hooks:
                 app.record_tool_call(ctx.session_id, name, arguments, result, 0.0, subject_of(ctx))
             return shape_tool_result(result, ctx.protocol_version)
-    if tool.task_support != "forbidden":  # may run as a task: decided per era and request (task_methods.py)
+    if tool.task_support != "forbidden":  # may run as a task: decided per era and request (tasks/_methods.py)
         answered = await call_tool_as_task(app, tool, arguments, params, ctx)
         if answered is not None:
             return answered

@@ -4,15 +4,15 @@ A `Session` is the handler of a dispatcher. Every request enters through `handle
 which decides its era once (`_in_stateless_era`): a request whose `_meta` carries the 2026-07-28
 envelope, or `server/discover`, is served by the connection's `StatelessRequests`
 (`stateless.py`); every other request belongs to this handshake-era session and gets its
-`SessionChannel`. From there on the era is a value: routes (`methods.py`) and `Context` ask the
+`SessionChannel`. From there on the era is a value: routes (`_app/methods.py`) and `Context` ask the
 scope, never the request.
 
 The session's connection state (negotiated version, client info and capabilities, log level,
-subscriptions) is one plain record, `SessionState` (`session_state.py`). The session reaches its
-peer only through the `OutboundPort` it was given (`ports.py`); whoever serves the connection
+subscriptions) is one plain record, `SessionState` (`record.py`). The session reaches its
+peer only through the `OutboundPort` it was given (`port.py`); whoever serves the connection
 builds it.
 
-Imports the application (never `server.py`), the method table and the stateless era; no transport.
+Imports the application (never `_serving/server.py`), the method table and the stateless era; no transport.
 """
 
 from __future__ import annotations

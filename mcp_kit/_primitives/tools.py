@@ -6,7 +6,7 @@ tools starts at once. What a tool needs is built the first time it is needed and
 argument model) for `tools/call`. The argument model (about 12 KiB) is kept only for tools that are
 called; listing keeps the schema (about 1 KiB) and lets the model built for it go. Nothing is built
 per call. A call validates once, runs the function (plain functions in a worker thread or process,
-see `executors.py`) and turns the result or the failure into a CallToolResult the model can act on.
+see `_execution/executors.py`) and turns the result or the failure into a CallToolResult the model can act on.
 
 `ToolRegistry.page` builds only the page it returns.
 """
@@ -64,7 +64,7 @@ class CallPlan:
 class Tool:
     """A registered tool: its function and options; schema and argument model built when first needed."""
 
-    __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "runner", "scopes", "task_support", "task_start",
+    __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "executor", "scopes", "task_support", "task_start",
                  "task_ttl_ms", "task_poll_interval_ms", "_context_type",
                  "_description", "_input_schema", "_structured", "_output", "_schema", "_call", "_wire")
 
@@ -72,7 +72,7 @@ class Tool:
                  title: str | None = None, annotations: dict[str, Any] | None = None,
                  input_schema: dict[str, Any] | None = None, structured_output: bool | None = None,
                  icons: list[dict[str, Any]] | None = None, meta: dict[str, Any] | None = None,
-                 runner: Executor | None = None, scopes: tuple[str, ...] = (), task_support: str = "forbidden",
+                 executor: Executor | None = None, scopes: tuple[str, ...] = (), task_support: str = "forbidden",
                  task_start: str = "auto", task_ttl_ms: int | None = None,
                  task_poll_interval_ms: int | None = None) -> None:
         self.name = name
@@ -81,10 +81,10 @@ class Tool:
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
-        self.is_async = runner is None
-        self.runner = runner
+        self.is_async = executor is None
+        self.executor = executor
         self.scopes = scopes  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
-        self.task_support = task_support  # "optional" | "required": may (must) run as a task (task_methods.py)
+        self.task_support = task_support  # "optional" | "required": may (must) run as a task (tasks/_methods.py)
         self.task_start = task_start  # "explicit": the function runs in the request until it awaits ctx.start_task()
         self.task_ttl_ms = task_ttl_ms  # None: the server's TaskSettings
         self.task_poll_interval_ms = task_poll_interval_ms
@@ -183,7 +183,7 @@ class Tool:
             signature.input_schema = self._input_schema
         elif self._schema is not None:
             signature.input_schema = self._schema.input_schema  # equal; keep one copy
-        if signature.context_param and self.runner is not None and not self.runner.accepts_context:
+        if signature.context_param and self.executor is not None and not self.executor.accepts_context:
             raise ToolDefinitionError(f"tool {self.name!r} cannot run in a process: it takes a Context, which "
                                       "lives in the server's process; drop the Context parameter or use run_in='thread'")
         self._call = CallPlan(signature, signature.input_schema, schema is not None, wrap)
@@ -215,7 +215,7 @@ def make_tool(
     input_schema: dict[str, Any] | None = None,
     icons: list[dict[str, Any]] | None = None,
     meta: dict[str, Any] | None = None,
-    runner: Executor | None = None,
+    executor: Executor | None = None,
     scopes: str | list[str] | tuple[str, ...] | None = None,
     task: str = "forbidden",
     task_start: str = "auto",
@@ -224,7 +224,7 @@ def make_tool(
 ) -> Tool:
     """The Tool for `fn`: options checked and kept; schema and model are built when first needed.
 
-    `runner` runs a plain function (a worker thread or process pool); None for a coroutine function.
+    `executor` runs a plain function (a worker thread or process pool); None for a coroutine function.
     `scopes`: the OAuth scopes a caller needs (checked only when the request came with an OAuth access
     token, see `mcp_kit.auth`). `task`: "forbidden" (default), "optional" or "required": whether a call
     may (must) run as a task, answered at once with a handle the client polls. `task_start="explicit"`:
@@ -236,11 +236,11 @@ def make_tool(
         raise ValueError(f"task_start={task_start!r}: use 'auto' or 'explicit'")
     if task_start == "explicit" and not inspect.iscoroutinefunction(fn):
         raise ValueError("task_start='explicit' needs an async function (it awaits ctx.start_task())")
-    if runner is None and not inspect.iscoroutinefunction(fn):
-        raise TypeError(f"tool {name or fn.__name__!r}: a plain (def) function needs a runner (a worker thread or process pool)")
+    if executor is None and not inspect.iscoroutinefunction(fn):
+        raise TypeError(f"tool {name or fn.__name__!r}: a plain (def) function needs an executor (a worker thread or process pool)")
     hints = _annotations(annotations, title, read_only, destructive, idempotent, open_world)
     return Tool(name or fn.__name__, fn, context_type, description=description, title=title, annotations=hints,
-                input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, runner=runner,
+                input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, executor=executor,
                 scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"), task_support=task, task_start=task_start,
                 task_ttl_ms=task_ttl_ms, task_poll_interval_ms=task_poll_interval_ms)
 
@@ -336,10 +336,10 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
     if plan.signature.context_param:
         kwargs[plan.signature.context_param] = context
     try:
-        if tool.runner is None:
+        if tool.executor is None:
             value = await tool.fn(**kwargs)
         else:
-            value = await tool.runner.run(tool.fn, kwargs)
+            value = await tool.executor.run(tool.fn, kwargs)
     except ToolError as exc:
         return error_result(str(exc))
     except UpstreamUnavailable as exc:  # the model can act on it (wait, retry, say so): a result, not a protocol error

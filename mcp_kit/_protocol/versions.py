@@ -7,7 +7,7 @@ elicitation modes, server-info fields, capabilities).
 The two eras: the handshake era (2024-11-05 ... 2025-11-25) negotiates a version once per
 connection with `initialize`; the stateless era (2026-07-28) carries it in every request's
 `params._meta` envelope (`carries_envelope`). Which era a request belongs to is decided once, where
-it enters the session (`session.py`); the HTTP transport uses the same facts to choose the HTTP
+it enters the session (`_eras/session.py`); the HTTP transport uses the same facts to choose the HTTP
 shape of an exchange.
 
 Imports nothing from mcp_kit.

@@ -8,10 +8,10 @@
 
     app.run()
 
-`MCPServer` is an `Application` (`application.py`: registries, capabilities, notifications,
+`MCPServer` is an `Application` (`_app/application.py`: registries, capabilities, notifications,
 lifespan) plus the ways to serve it: `run` (stdio, or HTTP with uvicorn), `run_from_args`
 (the shared command-line options), `asgi` (the HTTP app to mount elsewhere). It never touches
-bytes or streams itself; serving is `runner.py`'s and the transports' job.
+bytes or streams itself; serving is `serve.py`'s and the transports' job.
 """
 
 from __future__ import annotations

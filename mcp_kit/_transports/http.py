@@ -13,7 +13,7 @@ read and decoded once, here, and handed to the shape that serves it.
 
 The transport moves frames. It builds connections through a factory and needs from them only
 what `connection.Connection` lists, so it never imports the session or server. It knows the few
-MCP facts HTTP carries, from `versions.py`: the protocol-version header and the stateless envelope.
+MCP facts HTTP carries, from `_protocol/versions.py`: the protocol-version header and the stateless envelope.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ GET `/sse` opens a session: its first event, `endpoint`, names the URL to POST m
 (`/messages/?session_id=...`); every message from the server arrives on that one stream as an
 event `message`. POSTs answer 202 (400 for a malformed body, 404 for an unknown session or one another OAuth
 caller opened). A tool, resource or prompt the caller lacks scopes for is refused in the answer
-on the stream (`methods.py`): the 202 has already told the client its post arrived.
+on the stream (`_app/methods.py`): the 202 has already told the client its post arrived.
 Closing the stream ends the session.
 
 With a shared backend the process holding a `/sse` stream records itself as its holder; a POST

@@ -1,4 +1,4 @@
-"""`HttpOptions`: every knob of the HTTP app, typed, from the command line (`runner.add_run_arguments`) to
+"""`HttpOptions`: every knob of the HTTP app, typed, from the command line (`serve.add_run_arguments`) to
 `create_app` and uvicorn.
 
 `MCPServer.run(transport="http", **options)` and `MCPServer.asgi(**options)` take these fields as

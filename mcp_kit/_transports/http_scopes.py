@@ -5,7 +5,7 @@
 - `scope_refusal`: a request whose tool, resource or prompt needs scopes the caller's token lacks is
   answered 403 with a `WWW-Authenticate: Bearer error="insufficient_scope", scope=..., resource_metadata=...`
   challenge, so the client can step up and retry. Only a lone request can get one (a batch, or a
-  legacy SSE post whose answer travels on another stream, is checked where it runs: `methods.py`).
+  legacy SSE post whose answer travels on another stream, is checked where it runs: `_app/methods.py`).
 - `owns`: a handshake-era session belongs to the identity that opened it; a request from another
   identity is answered as for an unknown session (404) and never reaches it.
 

@@ -10,7 +10,7 @@ Two generations of tasks exist and each era gets its own over one store (`app.ta
   `tasks/result` (waits for the outcome, relaying the task's questions to the client),
   `tasks/list`, `tasks/cancel`; `notifications/tasks/status` to the creating session.
 
-A task's work runs on the application's `TaskRunner` with a `TaskChannel` (`tasks/scope.py`), so
+A task's work runs on the application's `TaskRunner` with a `TaskChannel` (`tasks/_channel.py`), so
 `ctx.elicit`, `ctx.sample`, `ctx.report_progress` keep working inside it.
 
 Who may see a task: one created by an authenticated request belongs to its principal (others get

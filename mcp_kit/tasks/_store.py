@@ -45,11 +45,11 @@ class TaskStoreError(MCPKitError):
 
 
 class TaskLimitReached(TaskStoreError):
-    """Creating (or asking) would pass a bound: `scope` is "server", "owner" or "inputs"."""
+    """Creating (or asking) would pass a bound: `bound` is "server", "owner" or "inputs"."""
 
-    def __init__(self, scope: Literal["server", "owner", "inputs"], limit: int, message: str) -> None:
+    def __init__(self, bound: Literal["server", "owner", "inputs"], limit: int, message: str) -> None:
         super().__init__(message)
-        self.scope = scope
+        self.bound = bound
         self.limit = limit
 
 

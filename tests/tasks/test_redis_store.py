@@ -77,12 +77,12 @@ async def test_redis_tasks_are_bounded_per_owner_and_per_server_and_expiry_frees
     await store.create(new(clock, owner="a"))
     with pytest.raises(TaskLimitReached) as per_owner:
         await store.create(new(clock, owner="a"))
-    assert (per_owner.value.scope, per_owner.value.limit) == ("owner", 2)
+    assert (per_owner.value.bound, per_owner.value.limit) == ("owner", 2)
     big = new(clock, owner=None)
     await store.create(big)
     with pytest.raises(TaskLimitReached) as per_server:
         await store.create(new(clock, owner="b"))
-    assert (per_server.value.scope, per_server.value.limit) == ("server", 3)
+    assert (per_server.value.bound, per_server.value.limit) == ("server", 3)
     clock.advance(1_000)  # the first task expired: its room is free again
     await store.create(new(clock, owner="a"))
     failed = await store.finish(big.task_id, "completed", result={"text": "x" * 100})

@@ -70,11 +70,11 @@ async def test_tasks_are_bounded_per_owner_and_per_server(clock: Clock) -> None:
     await store.create(new(clock, owner="a"))
     with pytest.raises(TaskLimitReached) as per_owner:
         await store.create(new(clock, owner="a"))
-    assert (per_owner.value.scope, per_owner.value.limit) == ("owner", 2)
+    assert (per_owner.value.bound, per_owner.value.limit) == ("owner", 2)
     await store.create(new(clock, owner=None))  # an anonymous task counts only against the server
     with pytest.raises(TaskLimitReached) as per_server:
         await store.create(new(clock, owner="b"))
-    assert (per_server.value.scope, per_server.value.limit) == ("server", 3)
+    assert (per_server.value.bound, per_server.value.limit) == ("server", 3)
     assert "cancel tasks you no longer need" in str(per_server.value)
     assert len(store) == 3
 
@@ -272,7 +272,7 @@ async def test_questions_per_task_are_bounded(store: InMemoryTaskStore, clock: C
     await store.create(task)
     with pytest.raises(TaskLimitReached) as at_once:
         await store.request_input(task.task_id, {f"k{i}": QUESTION for i in range(MAX_OUTSTANDING_INPUTS + 1)})
-    assert at_once.value.scope == "inputs"
+    assert at_once.value.bound == "inputs"
     for round_number in range(MAX_INPUT_KEYS):
         await store.request_input(task.task_id, {"k": QUESTION})
         current = await store.get(task.task_id)
