@@ -7,8 +7,9 @@ alone: its version, client capabilities and log level come from its own envelope
 connection, so one stdio connection can mix a handshake-era session and stateless requests, as
 migrating clients do. Its `StatelessScope` answers the handler's `Context`.
 
-Imports the application, the method table, the context and input rounds; never the session or
-a transport (the connection is reached through its `OutboundPort`).
+Imports the application, the method table, the context, input rounds and the caller's identity
+(`auth.principal`); never the session or a transport (the connection is reached through its
+`OutboundPort`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any
 import anyio
 
 from .application import Application
+from .auth.principal import owner_key, session_owner
 from .context import Context
 from .errors import MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION, MCPError, ResourceNotFound, invalid_params
-from .input_rounds import Rounds, answers_from
+from .input_rounds import Rounds, answers_from, request_binding
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, Request, RequestId
 from .methods import CACHEABLE, INPUT_ROUND_METHODS, ROUTES
 from .ports import OutboundPort
@@ -161,9 +163,9 @@ class StatelessRequests:
     async def _with_rounds(self, request: Request, params: dict[str, Any], version: str, meta: dict[str, Any],
                            principal: object | None) -> dict[str, Any]:
         route = ROUTES[request.method]
-        target = params.get("name") or params.get("uri") or ""
-        binding = f"{request.method}:{target}"
-        rounds = Rounds(answers_from(params, binding))
+        binding = request_binding(request.method, params)  # the request state's bindings: input_rounds.py
+        caller = owner_key(session_owner(principal))
+        rounds = Rounds(answers_from(params, binding, caller))
         context = Context(self._scope(version, meta, rounds), request.id, meta, principal)
 
         async def run() -> Any:
@@ -173,7 +175,7 @@ class StatelessRequests:
                 raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
 
         finished, result = await rounds.run(run)
-        return result if finished else rounds.input_required(binding)
+        return result if finished else rounds.input_required(binding, caller)
 
     # ------------------------------------------------------------------ subscriptions/listen
 
