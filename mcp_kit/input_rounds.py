@@ -25,12 +25,15 @@ shares the key across processes) and bound, as the 2026-07-28 specification advi
   `use_state_ttl`).
 
 A state presented on another request, by another caller, or after its expiry is refused with
--32602, as is one that does not verify. `inputResponses` count only for the questions the
-presented state asked; others are ignored (the specification: a server SHOULD ignore information it
-does not recognize), so no answer reaches the handler unless the server asked for it. What a
-replay can still do: the same caller may present a state again, unchanged, until it expires, and
-the call runs again with the same arguments and answers. A state is not single-use; a tool for
-which that matters must record its own consumption.
+-32602, as is one that does not verify. With a state, `inputResponses` count only for the questions
+that state asked; answers to others are ignored (the specification: a server SHOULD ignore
+information it does not recognize), so a retry cannot answer a question before it is asked nor
+change an answer an earlier round took. A first request (no state) may carry answers up front,
+used if the handler asks those keys (the specification's requests stand alone, and the official
+conformance suite checks this): answers are the client's data either way, never proof that a user
+saw a question. What a replay can still do: the same caller may present a state again, unchanged,
+until it expires, and the call runs again with the same arguments and answers. A state is not
+single-use; a tool for which that matters must record its own consumption.
 
 Imports nothing from mcp_kit but `errors`.
 """
@@ -219,16 +222,21 @@ class Rounds:
 
 
 def answers_from(params: dict[str, Any], binding: str, principal: str | None) -> dict[str, Any]:
-    """Earlier answers (from a verified requestState) merged with this round's inputResponses to the
-    questions that state asked; responses to anything else are ignored, as are all without a state."""
+    """The answers this round runs with: those of a verified requestState, and this request's
+    inputResponses to the questions that state asked (answers to anything else are ignored).
+
+    A request without a requestState is a first contact: its inputResponses are taken as answers
+    given up front (the specification's requests stand alone, a state is optional, and the official
+    conformance suite checks that a first call carrying the answer completes). Each is used only if
+    the handler asks a question of that key; the others are never seen.
+    """
+    responses = params.get("inputResponses")
+    offered = responses if isinstance(responses, dict) else {}
     state = params.get("requestState")
     if state is None:
-        return {}
+        return dict(offered)
     if not isinstance(state, str):
         raise invalid_params("requestState must be the string the server returned")
     answers, asked = verify_state(state, binding=binding, principal=principal)
-    responses = params.get("inputResponses")
-    if isinstance(responses, dict):
-        answers.update({key: value for key, value in responses.items() if key in asked})
+    answers.update({key: value for key, value in offered.items() if key in asked})
     return answers
-

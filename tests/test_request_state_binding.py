@@ -2,7 +2,7 @@
 
 A state minted when `confirm_delete(path="a.txt")` asked for confirmation must not delete anything
 else when presented with other arguments, must stop working once it expires, and an answer to a
-question the state never asked (or sent with no state at all) never reaches the handler. The
+question the presented state never asked never reaches the handler. The
 binding to the caller is tested over HTTP with OAuth (tests/oauth/test_bindings_over_http.py).
 """
 
@@ -105,12 +105,9 @@ async def test_the_lifetime_is_configurable(monkeypatch: pytest.MonkeyPatch) -> 
                        inputResponses={"confirm": YES})
 
 
-async def test_answers_to_questions_never_asked_are_ignored() -> None:
+async def test_answers_to_questions_the_state_never_asked_are_ignored() -> None:
     deleted: list[str] = []
     async with connect(deleting_app(deleted), initialize=False) as client:
-        # No state: nothing was asked yet, so the answer is not taken; the question is asked.
-        unasked = await call(client, "confirm_delete", arguments={"path": "a.txt"}, inputResponses={"confirm": YES})
-        assert unasked["resultType"] == "input_required" and list(unasked["inputRequests"]) == ["confirm"]
         # A state that asked "first": an answer to "second", not asked yet, does not skip that question.
         first = await call(client, "delete_twice_confirmed", arguments={"path": "b.txt"})
         assert list(first["inputRequests"]) == ["first"]
@@ -123,3 +120,11 @@ async def test_answers_to_questions_never_asked_are_ignored() -> None:
                           requestState=second["requestState"],
                           inputResponses={"first": {"action": "decline"}, "second": YES})
         assert done["content"][0]["text"] == "deleted b.txt" and deleted == ["b.txt"]
+
+
+async def test_a_first_request_may_answer_up_front_and_its_other_answers_are_ignored() -> None:
+    deleted: list[str] = []
+    async with connect(deleting_app(deleted), initialize=False) as client:
+        done = await call(client, "confirm_delete", arguments={"path": "c.txt"},
+                          inputResponses={"confirm": YES, "unknown": {"action": "accept", "content": {}}})
+        assert done["content"][0]["text"] == "deleted c.txt" and deleted == ["c.txt"]
