@@ -113,7 +113,8 @@ def test_a_subject_spelled_like_a_client_cannot_use_that_clients_session(bound: 
 def test_a_token_naming_no_one_opens_no_session(bound: Bound) -> None:
     refused = bound.post(bound.token(sub=None, client_id=None), INITIALIZE)
     assert refused.status_code == 401 and "mcp-session-id" not in refused.headers
-    assert parse_bearer_challenge(refused.headers["www-authenticate"])["error"] == "invalid_token"
+    challenge = parse_bearer_challenge(refused.headers["www-authenticate"])
+    assert challenge is not None and challenge["error"] == "invalid_token"
 
 
 def test_a_step_up_challenge_for_a_non_ascii_uri_is_sent_not_a_500(bound: Bound) -> None:
