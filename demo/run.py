@@ -23,8 +23,11 @@ if not __package__:  # `python demo/run.py`: make the repository importable
 
 from demo import show  # noqa: E402
 from mcp_kit import MCPError  # noqa: E402
-from mcp_kit.client import ClientError, ClientSession
-from mcp_kit.client import connect  # noqa: E402
+from mcp_kit.client import (
+    ClientError,
+    ClientSession,
+    connect,  # noqa: E402
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CITIES = ("London", "Tokyo", "New York")

@@ -6,7 +6,6 @@ import json
 import textwrap
 from typing import Any
 
-
 INDENT = "    "
 
 

@@ -13,9 +13,27 @@ round closes after a pass in which no new question arrived. No timer, no fixed n
 the handler's concurrently asked questions join the round; a question asked only after waiting
 on I/O comes in the next one.
 
-`requestState` carries the answers of earlier rounds, signed with HMAC-SHA256 and bound to the
-method and target, so a client cannot forge or transplant it (`MCP_KIT_STATE_SECRET` shares the
-key across processes).
+`requestState` carries the answers of earlier rounds and the keys of the questions this round
+asked, signed with HMAC-SHA256 (`MCP_KIT_STATE_SECRET`, or `use_secret` with a shared backend's key,
+shares the key across processes) and bound, as the 2026-07-28 specification advises, to:
+
+- the request: its method and a SHA-256 of the canonical JSON of its params without `_meta`,
+  `requestState` and `inputResponses` (so the tool or resource, and every argument);
+- the caller: the canonical owner identity of its access token (`auth.principal.owner_key`), or
+  None for a request without OAuth (stdio, an unprotected HTTP server);
+- an expiry: `state_ttl` seconds after it was issued (600 by default; `MCP_KIT_STATE_TTL` or
+  `use_state_ttl`).
+
+A state presented on another request, by another caller, or after its expiry is refused with
+-32602, as is one that does not verify. With a state, `inputResponses` count only for the questions
+that state asked; answers to others are ignored (the specification: a server SHOULD ignore
+information it does not recognize), so a retry cannot answer a question before it is asked nor
+change an answer an earlier round took. A first request (no state) may carry answers up front,
+used if the handler asks those keys (the specification's requests stand alone, and the official
+conformance suite checks this): answers are the client's data either way, never proof that a user
+saw a question. What a replay can still do: the same caller may present a state again, unchanged,
+until it expires, and the call runs again with the same arguments and answers. A state is not
+single-use; a tool for which that matters must record its own consumption.
 
 Imports nothing from mcp_kit but `errors`.
 """
@@ -26,8 +44,10 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import os
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
@@ -36,6 +56,26 @@ import anyio.lowlevel
 from .._protocol.errors import invalid_params
 
 _SECRET = os.environ.get("MCP_KIT_STATE_SECRET", "").encode() or os.urandom(32)
+STATE_VERSION = 2
+DEFAULT_STATE_TTL = 600.0
+UNBOUND_PARAMS = ("_meta", "requestState", "inputResponses")  # what a retry adds or may change
+clock: Callable[[], float] = time.time  # wall clock of expiries (a signed state may be verified by another process)
+
+
+def _ttl_from_environment() -> float:
+    text = os.environ.get("MCP_KIT_STATE_TTL", "").strip()
+    if not text:
+        return DEFAULT_STATE_TTL
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"MCP_KIT_STATE_TTL must be a positive number of seconds, e.g. 600; got {text!r}")
+    return seconds
+
+
+state_ttl = _ttl_from_environment()
 
 
 def use_secret(secret: bytes) -> None:
@@ -43,6 +83,14 @@ def use_secret(secret: bytes) -> None:
     global _SECRET
     if not os.environ.get("MCP_KIT_STATE_SECRET"):
         _SECRET = secret
+
+
+def use_state_ttl(seconds: float) -> None:
+    """Issue request states valid for `seconds` (a positive number) from now on."""
+    global state_ttl
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"a request state's lifetime must be a positive number of seconds; got {seconds!r}")
+    state_ttl = float(seconds)
 
 
 def _b64(data: bytes) -> str:
@@ -53,14 +101,32 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def sign_state(answers: dict[str, Any], binding: str) -> str:
-    payload = json.dumps({"b": binding, "a": answers}, separators=(",", ":"), sort_keys=True).encode()
+def request_binding(method: str, params: Mapping[str, Any]) -> str:
+    """What a request state is bound to: `method` and a SHA-256 of the canonical JSON of `params`
+    (sorted keys, no spaces, ASCII) without the parts a retry adds (`UNBOUND_PARAMS`)."""
+    salient = {key: value for key, value in params.items() if key not in UNBOUND_PARAMS}
+    canonical = json.dumps(salient, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return f"{method}:{hashlib.sha256(canonical.encode()).hexdigest()}"
+
+
+def sign_state(answers: dict[str, Any], asked: Iterable[str], *, binding: str, principal: str | None) -> str:
+    """A request state: `answers` so far and the keys `asked` this round, bound to the request, the caller
+    (`auth.principal.owner_key`, None without OAuth) and an expiry `state_ttl` seconds from now."""
+    payload = json.dumps({"v": STATE_VERSION, "b": binding, "p": principal, "e": math.ceil(clock() + state_ttl),
+                          "q": sorted(set(asked)), "a": answers},
+                         separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()
     mac = hmac.new(_SECRET, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
 
-def verify_state(state: str, binding: str) -> dict[str, Any]:
-    """The answers inside a request state; -32602 when it was forged, altered or is for another call."""
+def _refused(why: str) -> Exception:
+    return invalid_params(f"Invalid requestState: {why}; start the request again without requestState "
+                          "and inputResponses")
+
+
+def verify_state(state: str, *, binding: str, principal: str | None) -> tuple[dict[str, Any], frozenset[str]]:
+    """The answers inside a request state and the keys of the questions it asked; -32602 when it was forged
+    or altered, belongs to another request or another caller, or has expired."""
     try:
         payload_text, mac_text = state.split(".")
         payload = _unb64(payload_text)
@@ -68,10 +134,16 @@ def verify_state(state: str, binding: str) -> dict[str, Any]:
         data = json.loads(payload) if valid else None
     except (ValueError, TypeError):
         data = None
-    if not isinstance(data, dict) or data.get("b") != binding or not isinstance(data.get("a"), dict):
-        raise invalid_params("Invalid requestState: it was altered, forged, or belongs to another request; "
-                             "start the request again without requestState")
-    return data["a"]
+    if not (isinstance(data, dict) and data.get("v") == STATE_VERSION and isinstance(data.get("a"), dict)
+            and isinstance(data.get("q"), list) and isinstance(data.get("e"), int)):
+        raise _refused("it was altered, forged, or issued by another server")
+    if data.get("b") != binding:
+        raise _refused("it belongs to another request (another method, target or arguments)")
+    if data.get("p") != principal:
+        raise _refused("it was issued to another caller")
+    if clock() > data["e"]:
+        raise _refused("it has expired")
+    return data["a"], frozenset(key for key in data["q"] if isinstance(key, str))
 
 
 def valid_answer(method: str, answer: Any) -> bool:
@@ -140,24 +212,31 @@ class Rounds:
             if len(self.questions) == asked:
                 return
 
-    def input_required(self, binding: str) -> dict[str, Any]:
+    def input_required(self, binding: str, principal: str | None) -> dict[str, Any]:
+        """The result asking this round's questions, with the state to present on the retry."""
         return {
             "resultType": "input_required",
             "inputRequests": self.questions,
-            "requestState": sign_state(self.answers, binding),
+            "requestState": sign_state(self.answers, self.questions, binding=binding, principal=principal),
         }
 
 
-def answers_from(params: dict[str, Any], binding: str) -> dict[str, Any]:
-    """Earlier answers (from a verified requestState) merged with this round's inputResponses."""
-    answers: dict[str, Any] = {}
-    state = params.get("requestState")
-    if state is not None:
-        if not isinstance(state, str):
-            raise invalid_params("requestState must be the string the server returned")
-        answers.update(verify_state(state, binding))
-    responses = params.get("inputResponses")
-    if isinstance(responses, dict):
-        answers.update(responses)
-    return answers
+def answers_from(params: dict[str, Any], binding: str, principal: str | None) -> dict[str, Any]:
+    """The answers this round runs with: those of a verified requestState, and this request's
+    inputResponses to the questions that state asked (answers to anything else are ignored).
 
+    A request without a requestState is a first contact: its inputResponses are taken as answers
+    given up front (the specification's requests stand alone, a state is optional, and the official
+    conformance suite checks that a first call carrying the answer completes). Each is used only if
+    the handler asks a question of that key; the others are never seen.
+    """
+    responses = params.get("inputResponses")
+    offered = responses if isinstance(responses, dict) else {}
+    state = params.get("requestState")
+    if state is None:
+        return dict(offered)
+    if not isinstance(state, str):
+        raise invalid_params("requestState must be the string the server returned")
+    answers, asked = verify_state(state, binding=binding, principal=principal)
+    answers.update({key: value for key, value in offered.items() if key in asked})
+    return answers

@@ -7,8 +7,9 @@ alone: its version, client capabilities and log level come from its own envelope
 connection, so one stdio connection can mix a handshake-era session and stateless requests, as
 migrating clients do. Its `StatelessChannel` answers the handler's `Context`.
 
-Imports the application, the method table, the context and input rounds; never the session or
-a transport (the connection is reached through its `OutboundPort`).
+Imports the application, the method table, the context, input rounds and the caller's identity
+(`auth.principal`); never the session or a transport (the connection is reached through its
+`OutboundPort`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from .._protocol.versions import (
     STATELESS_VERSIONS,
     SUBSCRIPTION_ID_KEY,
 )
-from .input_rounds import Rounds, answers_from
+from ..auth._principal import owner_key, session_owner
+from .input_rounds import Rounds, answers_from, request_binding
 from .port import OutboundPort
 
 logger = logging.getLogger("mcp_kit.stateless")
@@ -167,9 +169,9 @@ class StatelessRequests:
     async def _with_rounds(self, request: Request, params: dict[str, Any], version: str, meta: dict[str, Any],
                            principal: object | None) -> dict[str, Any]:
         route = ROUTES[request.method]
-        target = params.get("name") or params.get("uri") or ""
-        binding = f"{request.method}:{target}"
-        rounds = Rounds(answers_from(params, binding))
+        binding = request_binding(request.method, params)  # the request state's bindings: input_rounds.py
+        caller = owner_key(session_owner(principal))
+        rounds = Rounds(answers_from(params, binding, caller))
         context = Context(self._scope(version, meta, rounds), request.id, meta, principal)
 
         async def run() -> Any:
@@ -179,7 +181,7 @@ class StatelessRequests:
                 raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
 
         finished, result = await rounds.run(run)
-        return result if finished else rounds.input_required(binding)
+        return result if finished else rounds.input_required(binding, caller)
 
     # ------------------------------------------------------------------ subscriptions/listen
 

@@ -6,8 +6,9 @@
   answered 403 with a `WWW-Authenticate: Bearer error="insufficient_scope", scope=..., resource_metadata=...`
   challenge, so the client can step up and retry. Only a lone request can get one (a batch, or a
   legacy SSE post whose answer travels on another stream, is checked where it runs: `_app/methods.py`).
-- `owns`: a handshake-era session belongs to the identity that opened it; a request from another
-  identity is answered as for an unknown session (404) and never reaches it.
+- `owns`: a handshake-era session belongs to the identity that opened it (`principal.session_owner`:
+  issuer, kind and id); a request from another identity is answered as for an unknown session (404)
+  and never reaches it.
 
 The per-primitive scopes come from the application as a callback (`RequiredScopes`), the way
 `Mcp-Param-*` header names do. Must not import: session, server, or anything MCP but the error facts.
@@ -26,7 +27,7 @@ from starlette.responses import Response as HTTPResponse
 from .._protocol.errors import INSUFFICIENT_SCOPE
 from .._protocol.errors import scope_refusal as refusal_text
 from .._protocol.jsonrpc import Request
-from ..auth._principal import STATE_KEY, AccessToken, session_owner
+from ..auth._principal import STATE_KEY, AccessToken, may_use
 from ..auth._step_up import step_up_of
 from .connection import Served
 
@@ -73,4 +74,4 @@ def scope_refusal(request: HTTPRequest, principal: AccessToken | None, message: 
 
 def owns(served: Served, request: HTTPRequest) -> bool:
     """Whether the caller of `request` may use the session `served` (always, for a session opened without OAuth)."""
-    return served.owner is None or served.owner == session_owner(caller(request))
+    return may_use(served.owner, caller(request))

@@ -38,7 +38,7 @@ from anyio.abc import TaskGroup
 from .._backends import Backend, BackendUnavailable, MemoryBackend
 from .._protocol.dispatcher import MessageWriter
 from .._protocol.jsonrpc import INTERNAL_ERROR, ErrorResponse, JSONRPCError, Response, decode_message, encode_message
-from ..auth._principal import principal_from_dict, session_owner
+from ..auth._principal import Owner, may_use, owner_from_record, principal_from_dict
 from .connection import ConnectionFactory, Served, open_connection
 from .event_streams import StoreBudget
 from .http_options import HttpOptions
@@ -116,11 +116,11 @@ class SessionTable:
         self._opened.set()
         return served
 
-    async def find(self, session_id: str, caller: tuple[str, ...] | None = None) -> Served | None:
+    async def find(self, session_id: str, caller: object | None = None) -> Served | None:
         """The Streamable HTTP session `session_id`, here or (shared backend) recorded by another process.
 
-        None when unknown, or when it is not held here yet and belongs to another OAuth caller than
-        `caller`; raises BackendUnavailable when the registry does not answer, and JSONRPCError when
+        None when unknown, or when it is not held here yet and `caller` (the request's AccessToken,
+        None without OAuth) may not use it (`principal.may_use`); raises BackendUnavailable when the registry does not answer, and JSONRPCError when
         this process cannot take one more session.
         """
         served = self.touch(session_id)
@@ -132,8 +132,7 @@ class SessionTable:
                 self.end_streamable(session_id)
             return None
         if served is None:
-            owner = _unpack(record)[1]
-            if owner is not None and owner != caller:  # another caller's session: not opened here for them
+            if not may_use(_unpack(record)[1], caller):  # another caller's session: not opened here for them
                 return None
             if self.full():
                 raise JSONRPCError(INTERNAL_ERROR, "too many sessions on this process")
@@ -216,7 +215,7 @@ class SessionTable:
             return
         relayed = message.get("principal")
         principal = principal_from_dict(relayed) if isinstance(relayed, dict) else None
-        if served.owner is not None and served.owner != session_owner(principal):  # checked where it landed too
+        if not may_use(served.owner, principal):  # checked where it landed too
             logger.warning("legacy session %s: a relayed message from another caller dropped", served.session_id)
             return
         decoded = decode_message(str(message.get("body", "")).encode())
@@ -291,7 +290,7 @@ class SessionTable:
                 await self._opened.wait()
 
 
-OWNER_KEY = "_owner"  # beside the session's own record: the OAuth identity it is bound to
+OWNER_KEY = "_owner"  # beside the session's own record: the OAuth identity it is bound to, [issuer, kind, id]
 
 
 def _pack(served: Served) -> bytes:
@@ -303,10 +302,9 @@ def _pack(served: Served) -> bytes:
     return orjson.dumps(record)
 
 
-def _unpack(record: bytes | None) -> tuple[dict[str, Any] | None, tuple[str, ...] | None]:
-    """A shared record's session state and owner (see `_pack`)."""
+def _unpack(record: bytes | None) -> tuple[dict[str, Any] | None, Owner | None]:
+    """A shared record's session state and owner (see `_pack`; an owner of another shape matches nobody)."""
     if record is None:
         return None, None
     state = orjson.loads(record)
-    owner = state.pop(OWNER_KEY, None)
-    return state, tuple(owner) if owner is not None else None
+    return state, owner_from_record(state.pop(OWNER_KEY, None))

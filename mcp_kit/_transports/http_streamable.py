@@ -59,12 +59,12 @@ class StreamableHTTP:
             served = self.table.touch(session_id)
         else:
             try:
-                served = await self.table.find(session_id, session_owner(caller(request)))
+                served = await self.table.find(session_id, caller(request))
             except BackendUnavailable as exc:
                 return unavailable(str(exc))
             except JSONRPCError:
                 return too_busy()
-        if served is None or (served.owner is not None and not owns(served, request)):  # not another caller's
+        if served is None or not owns(served, request):  # not another caller's
             return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
         return served
 

@@ -1,7 +1,9 @@
 """The `WWW-Authenticate: Bearer ...` challenge (RFC 6750 section 3, RFC 9728 section 5.1): build and parse.
 
 A 401 tells the client where the Protected Resource Metadata is and which scopes to ask for; a 403
-`insufficient_scope` names the scopes the request needs so the client can step up. Parsing is for
+`insufficient_scope` names the scopes the request needs so the client can step up. Every value is
+built to be sent as it is: printable ASCII (what a client sent, such as a resource URI quoted in a
+description, is percent-encoded where it is not), so a header can always be encoded. Parsing is for
 clients: `parse_bearer_challenge` reads the parameters of the Bearer challenge among any others.
 
 Imports nothing from mcp_kit.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import quote
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _PARAM = re.compile(rf'\s*({_TOKEN})\s*=\s*(?:"((?:[^"\\]|\\.)*)"|({_TOKEN}))\s*,?')
@@ -18,7 +21,10 @@ _SCHEME = re.compile(rf"\s*({_TOKEN})(?=\s+{_TOKEN}\s*=|\s*,|\s*$)")
 
 
 def _quote(value: str) -> str:
-    cleaned = "".join(ch for ch in value if ch >= " " and ch != "\x7f")
+    """`value` as a quoted-string a header can carry: ASCII only (RFC 9110 field values are bytes, and
+    RFC 6750 limits error_description to printable ASCII), so control characters are dropped and every
+    other character outside printable ASCII is percent-encoded as its UTF-8 bytes (`😀` -> `%F0%9F%98%80`)."""
+    cleaned = "".join(ch if " " <= ch <= "~" else quote(ch, safe="", errors="backslashreplace") for ch in value if ch >= " " and ch != "\x7f")
     return '"' + cleaned.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

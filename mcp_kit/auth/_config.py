@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ._resource_uri import canonical_resource
+from ._resource_uri import accepts_audience, canonical_resource
 
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
@@ -46,7 +46,7 @@ class AuthConfig:
     http_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "resource", canonical_resource(self.resource))
+        object.__setattr__(self, "resource", canonical_resource(self.resource.strip()))
         object.__setattr__(self, "required_scopes", tuple(dict.fromkeys(self.required_scopes)))
         issuer = self.issuer.strip()
         if not issuer.lower().startswith(("https://", "http://")):
@@ -58,6 +58,10 @@ class AuthConfig:
                              f"not {', '.join(bad)}")
         if not self.algorithms:
             raise ValueError("at least one signature algorithm must be allowed")
+
+    def accepts_audience(self, value: str) -> bool:
+        """Whether an `aud` (or introspected `resource`) value names this server (`resource_uri.accepts_audience`)."""
+        return accepts_audience(value, self.resource, self.audiences)
 
     @property
     def published_scopes(self) -> tuple[str, ...]:

@@ -3,7 +3,7 @@
 The resource server posts the token to the introspection endpoint, authenticated with its own
 client credentials (HTTP Basic), and accepts it only when the answer says `active`, names this
 issuer (when it names one), binds the token to this resource (`aud`, or `resource`), and has not
-expired. Positive answers are cached briefly (`introspection_cache_ttl`, never past `exp`), keyed by
+expired (its `exp`, `nbf` and `iat`, when present, finite numbers: `claims.py`). Positive answers are cached briefly (`introspection_cache_ttl`, never past `exp`), keyed by
 a SHA-256 of the token, never the token itself; the cache is bounded.
 
 Imports nothing from mcp_kit but `auth.*`.
@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
+from ._claims import checked_expiry, strings
 from ._config import AuthConfig
 from ._errors import AuthServerUnavailable, InvalidToken
 from ._principal import AccessToken
-from ._resource_uri import same_resource
 from ._scopes import parse_scopes
 
 logger = logging.getLogger("mcp_kit.auth")
@@ -83,16 +83,10 @@ class Introspector:
         token_type = answer.get("token_type")
         if isinstance(token_type, str) and token_type.lower() == "refresh_token":
             raise InvalidToken("a refresh token is not an access token")
-        audience = [*_strings(answer.get("aud")), *_strings(answer.get("resource"))]
-        if not any(same_resource(value, self.config.resource) or value in self.config.audiences for value in audience):
+        audience = [*strings(answer.get("aud")), *strings(answer.get("resource"))]
+        if not any(self.config.accepts_audience(value) for value in audience):
             raise InvalidToken("the access token was issued for another resource (its audience is not this server)")
-        exp = answer.get("exp")
-        if isinstance(exp, (int, float)) and not isinstance(exp, bool):
-            if self.clock() > exp + self.config.leeway:
-                raise InvalidToken("the access token expired")
-            expires_at: float | None = float(exp)
-        else:
-            expires_at = None
+        expires_at = checked_expiry(answer, now=self.clock(), leeway=self.config.leeway, require_exp=False)
         subject, client_id = answer.get("sub"), answer.get("client_id")
         return AccessToken(subject=subject if isinstance(subject, str) else None,
                            client_id=client_id if isinstance(client_id, str) else None,
@@ -111,11 +105,3 @@ class Introspector:
         while len(self._cache) > MAX_CACHED:
             old, _ = self._cache.popitem(last=False)
             self._cached_until.pop(old, None)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []

@@ -10,8 +10,8 @@ checked here, against an injectable clock, rather than by PyJWT, so that tests c
 Checks, in order: the header (an allowed asymmetric `alg`; `typ` `at+jwt` where present, plain
 `JWT` tolerated because common providers send it; no `crit`), the key (by `kid`, from the issuer's
 JWKS, see `jwks.py`), the signature, `iss` (exactly the configured issuer), `exp` and `nbf` and
-`iat` (with leeway), and `aud` (this server's resource URI in any accepted spelling, or a
-configured audience).
+`iat` (finite numbers, with leeway: `claims.py`), and `aud` (this server's canonical resource URI,
+or a configured audience: `AuthConfig.accepts_audience`).
 
 Imports nothing from mcp_kit but `auth.*`.
 """
@@ -22,15 +22,15 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
-from typing import Any, TypeGuard
+from typing import Any
 
 import jwt
 
+from ._claims import checked_expiry, strings
 from ._config import AuthConfig
 from ._errors import InvalidToken
 from ._jwks import KeySet
 from ._principal import AccessToken
-from ._resource_uri import same_resource
 from ._scopes import parse_scopes
 
 ACCESS_TOKEN_TYPES = ("at+jwt", "application/at+jwt", "jwt")
@@ -80,9 +80,9 @@ class JwtValidator:
         kid = header.get("kid")
         key = await self.keys.key(kid if isinstance(kid, str) else None, alg)
         claims = _verified_claims(token, key, alg, self.config.issuer)
-        expires_at = self._check_time(claims)
-        audience = _strings(claims.get("aud"))
-        if not any(self._accepts_audience(value) for value in audience):
+        expires_at = checked_expiry(claims, now=self.clock(), leeway=self.config.leeway, require_exp=True)
+        audience = strings(claims.get("aud"))
+        if not any(self.config.accepts_audience(value) for value in audience):
             raise InvalidToken("the access token was issued for another resource (its audience is not this server)")
         client_id = next((claims[name] for name in CLIENT_ID_CLAIMS if isinstance(claims.get(name), str)), None)
         subject = claims.get("sub")
@@ -91,23 +91,6 @@ class JwtValidator:
                            expires_at=expires_at, issuer=self.config.issuer, audience=tuple(audience),
                            source="jwt", claims=claims, fingerprint=fingerprint,
                            implies=self.config.scope_implies)
-
-    def _accepts_audience(self, value: str) -> bool:
-        return same_resource(value, self.config.resource) or value in self.config.audiences
-
-    def _check_time(self, claims: dict[str, Any]) -> float:
-        """The token's expiry, after checking exp, nbf and iat against the clock (with leeway)."""
-        now, leeway = self.clock(), self.config.leeway
-        exp, nbf, iat = claims.get("exp"), claims.get("nbf"), claims.get("iat")
-        if not _is_number(exp):
-            raise InvalidToken("the access token's exp claim is not a number")
-        if now > float(exp) + leeway:
-            raise InvalidToken("the access token expired")
-        if nbf is not None and (not _is_number(nbf) or now + leeway < float(nbf)):
-            raise InvalidToken("the access token is not valid yet (nbf)")
-        if iat is not None and (not _is_number(iat) or now + leeway < float(iat)):
-            raise InvalidToken("the access token was issued in the future (iat)")
-        return float(exp)
 
 
 def _verified_claims(token: str, key: jwt.PyJWK, alg: str, issuer: str) -> dict[str, Any]:
@@ -124,15 +107,3 @@ def _verified_claims(token: str, key: jwt.PyJWK, alg: str, issuer: str) -> dict[
         raise InvalidToken(f"the access token has no {exc.claim} claim") from None
     except jwt.PyJWTError as exc:
         raise InvalidToken(f"the access token could not be verified ({type(exc).__name__})") from None
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
-def _is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -4,13 +4,24 @@ The guard stores one per authorized request in the ASGI scope (`scope["state"]["
 i.e. `request.state.access_token` in Starlette); the HTTP transports hand it to the dispatcher
 with each request, and handlers see it as `ctx.principal` (`mcp_kit.AccessToken`). It never holds
 the token string itself, so a handler cannot pass the caller's token on to another API (the MCP
-spec forbids token passthrough). `session_owner` is the identity a handshake-era session is bound to.
+spec forbids token passthrough).
+
+Identity is decided here and nowhere else. `AccessToken.identity` is who a token speaks for, as a
+typed triple: `(issuer, "sub", subject)` for a token with a subject, `(issuer, "client", client_id)`
+for one without (client credentials), None for a token that names neither (the validator refuses
+those). The kind is part of the value, so a user whose `sub` is `client:svc` is not the client `svc`,
+and a subject is only ever compared with subjects of the same issuer. `session_owner` is the
+identity a session (or a 2026-07-28 request state) is bound to, `may_use` the one comparison of an
+owner with a caller, and `owner_key` the owner's canonical string (a JSON array: no two owners share
+one), for what is signed or stored as text.
 
 Imports nothing from mcp_kit but `auth.scopes`.
 """
 
 from __future__ import annotations
 
+import json
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -19,6 +30,8 @@ from typing import Any, Literal
 from ._scopes import missing_scopes
 
 STATE_KEY = "access_token"
+Owner = tuple[str, str, str]  # (issuer, "sub" | "client", the subject or client id): see `AccessToken.identity`
+OWNER_KINDS = ("sub", "client")
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,15 @@ class AccessToken:
     def __post_init__(self) -> None:
         object.__setattr__(self, "claims", MappingProxyType(dict(self.claims)))
 
+    @property
+    def identity(self) -> Owner | None:
+        """Who this token speaks for: (issuer, "sub", subject), else (issuer, "client", client_id), else None."""
+        if self.subject:
+            return (self.issuer, "sub", self.subject)
+        if self.client_id:
+            return (self.issuer, "client", self.client_id)
+        return None
+
     def missing(self, required: Iterable[str], implies: Mapping[str, Iterable[str]] | None = None) -> tuple[str, ...]:
         """The scopes of `required` this token does not grant (a granted scope counts with what it implies)."""
         return missing_scopes(self.scopes, required, self.implies if implies is None else implies)
@@ -48,13 +70,40 @@ class AccessToken:
         return not self.missing(required)
 
 
-def session_owner(principal: object | None) -> tuple[str, str] | None:
-    """Who a session opened with `principal` belongs to: (issuer, subject), or (issuer, "client:<id>") for a
-    token without a subject (client credentials); None without an AccessToken (no OAuth)."""
+def session_owner(principal: object | None) -> Owner | None:
+    """Who a session opened with `principal` belongs to: its `identity`; None without an AccessToken (no OAuth).
+
+    A token naming no one gets an owner of its own that matches nobody, not even itself, so such a
+    session can never be shared (the validator refuses these tokens before they get here).
+    """
     if not isinstance(principal, AccessToken):
         return None
-    who = principal.subject if principal.subject is not None else f"client:{principal.client_id}"
-    return (principal.issuer, who)
+    identity = principal.identity
+    if identity is None:
+        return (principal.issuer, "unidentified", secrets.token_hex(16))
+    return identity
+
+
+def may_use(owner: Owner | None, principal: object | None) -> bool:
+    """Whether the caller `principal` may use what `owner` holds (anyone, when it was opened without OAuth)."""
+    return owner is None or (owner[1] in OWNER_KINDS and owner == session_owner(principal))
+
+
+def owner_key(owner: Owner | None) -> str | None:
+    """`owner` as one canonical string (a compact JSON array), e.g. for a signed payload; None stays None."""
+    return None if owner is None else json.dumps(list(owner), separators=(",", ":"))
+
+
+def owner_from_record(value: Any) -> Owner | None:
+    """The owner a stored record names (`[issuer, kind, id]`, see `owner_key`); None when it names none.
+
+    A value of any other shape names an owner nobody matches: a damaged record is never open to all.
+    """
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(part, str) for part in value):
+        return (value[0], value[1], value[2])
+    return ("", "unreadable", secrets.token_hex(16))
 
 
 def audit_subject(principal: Any) -> str | None:

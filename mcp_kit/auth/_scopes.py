@@ -1,7 +1,10 @@
 """Scope strings: parsing the forms authorization servers use, and deciding whether granted scopes suffice.
 
-`scope` is a space-separated string (RFC 6749, RFC 9068); some providers send `scp` as a list or a
-string. A broader scope may imply narrower ones (the 2026-07-28 authorization chapter asks servers
+`scope` is a list of scope tokens separated by single spaces (U+0020) and nothing else (RFC 6749
+section 3.3, RFC 9068); some providers send `scp` as a list or a string. A token is `%x21 / %x23-5B /
+%x5D-7E`: one holding any other character (a tab, a no-break space, an ideographic space, a control
+character, any non-ASCII letter) is not a scope, and grants nothing: it is dropped, and the valid
+tokens beside it still count. So `"mcp:tools\u00a0things:write"` is one invalid token, not two scopes. A broader scope may imply narrower ones (the 2026-07-28 authorization chapter asks servers
 to account for such hierarchies): `implies` maps a scope to the scopes it includes.
 
 Imports nothing from mcp_kit.
@@ -13,16 +16,26 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 section 3.3
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 section 3.3 (matched with fullmatch)
 
 
 def parse_scopes(value: Any) -> frozenset[str]:
-    """The scopes in a `scope`/`scp` claim: a space-separated string or a list of strings."""
+    """The scopes in a `scope`/`scp` claim: a string of tokens separated by U+0020, or a list of tokens.
+
+    Tokens that are not RFC 6749 scope tokens (and empty ones, from doubled spaces) are dropped.
+    """
     if isinstance(value, str):
-        return frozenset(value.split())
-    if isinstance(value, (list, tuple)):
-        return frozenset(item for item in value if isinstance(item, str) and item)
-    return frozenset()
+        items: list[Any] = value.split(" ")
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        return frozenset()
+    return frozenset(item for item in items if is_scope_token(item))
+
+
+def is_scope_token(value: Any) -> bool:
+    """Whether `value` is one RFC 6749 scope token (non-empty, `%x21 / %x23-5B / %x5D-7E` only)."""
+    return isinstance(value, str) and _SCOPE_TOKEN.fullmatch(value) is not None
 
 
 def expand(granted: Iterable[str], implies: Mapping[str, Iterable[str]] | None = None) -> frozenset[str]:
@@ -55,7 +68,7 @@ def scope_list(value: str | Iterable[str] | None, where: str) -> tuple[str, ...]
         return ()
     items = [value] if isinstance(value, str) else list(value)
     for item in items:
-        if not isinstance(item, str) or not _SCOPE_TOKEN.match(item):
+        if not is_scope_token(item):
             raise ValueError(f"{where}: {item!r} is not an OAuth scope (a non-empty string without spaces, quotes "
                              "or backslashes, e.g. 'files:write')")
     return tuple(dict.fromkeys(items))

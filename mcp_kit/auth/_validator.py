@@ -2,7 +2,9 @@
 
 JWT-shaped tokens are verified locally against the issuer's published keys (`jwt_tokens.py`);
 anything else goes to RFC 7662 introspection (`introspection.py`) when an endpoint is configured
-or advertised and the server has credentials for it. The issuer's metadata is discovered once
+or advertised and the server has credentials for it. A token that names no one (neither `sub` nor a
+client id) is refused as invalid: a caller must be someone, for the sessions and request states
+bound to it and for the audit trail. The issuer's metadata is discovered once
 (`discovery.py`) and re-read after `jwks_max_age`. Owns the HTTP client used to reach the
 authorization server; `aclose()` releases it.
 
@@ -49,10 +51,14 @@ class TokenValidator:
         """The caller's AccessToken; InvalidToken / AuthServerUnavailable otherwise."""
         digest = hashlib.sha256(token.encode()).hexdigest()
         if looks_like_jwt(token):
-            return await self.jwt.validate(token, digest[:12])
-        if self.config.introspection_url or self.config.introspection_client_id:
-            return await self.introspector.validate(token, digest)
-        raise InvalidToken("the access token is not a JWT, and this server has no introspection endpoint to ask")
+            principal = await self.jwt.validate(token, digest[:12])
+        elif self.config.introspection_url or self.config.introspection_client_id:
+            principal = await self.introspector.validate(token, digest)
+        else:
+            raise InvalidToken("the access token is not a JWT, and this server has no introspection endpoint to ask")
+        if principal.identity is None:
+            raise InvalidToken("the access token names no one: it has neither a subject (sub) nor a client id")
+        return principal
 
     async def aclose(self) -> None:
         if self._own_http and self._client is not None:
