@@ -79,6 +79,13 @@ def _visible(record: TaskRecord, ctx: Context) -> bool:
 # ---------------------------------------------------------------------- tools/call
 
 
+def refuse_task_param(tool: Tool, params: dict[str, Any], ctx: Context) -> None:
+    """2025-11-25: -32601 for a `task` param on a tool without task support (it would not run as one)."""
+    if "task" in params and ctx.protocol_version == LEGACY_TASKS_VERSION:
+        raise MCPError(METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support tasks (its execution.taskSupport is "
+                                         "'forbidden'): call it again without the 'task' param")
+
+
 async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, Any] | None, params: dict[str, Any],
                             ctx: Context) -> dict[str, Any] | None:
     """Serve a call of a task-capable tool: the task handle, the plain result, or None (run it plainly)."""

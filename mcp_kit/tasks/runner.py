@@ -10,6 +10,12 @@ by one watcher per task through `TaskStore.wait_for_change`, so a cancel made by
 reaches the work. When the work ends, its outcome is written to the store; when the server
 stops, tasks still running are marked `failed` ("the server stopped").
 
+At most `max_running` tasks run at once. A task takes its place once it exists, so the request is
+answered with the handle at once even when every place is taken: the task waits, `working`, with
+a status message saying so, and starts when a place frees (cancelling or expiry ends the wait).
+Work that never becomes a task (a plain answer, an input round before an explicit start) is an
+ordinary request and takes no place.
+
 Must not import: session, server, dispatcher, transports, context.
 """
 
@@ -62,24 +68,39 @@ class TaskCall:
         self._error: BaseException | None = None
         self._scope: anyio.CancelScope | None = None
         self._abandoned = False
+        self.holds_place = False  # one of the runner's `max_running` places
 
     @property
     def task_id(self) -> str | None:
         return None if self.record is None else self.record.task_id
 
     async def create(self, status_message: str | None = None) -> TaskRecord:
-        """Create the task in the store (durably) and hand the call off; a second call returns the same record."""
+        """Create the task in the store (durably) and hand the call off; a second call returns the same record.
+
+        Returns once the task may run: at once when a place is free, else when one frees (the request
+        has its handle meanwhile, and the task shows `working` with a message saying it waits).
+        """
         if self.record is not None:
             return self.record
-        clock = getattr(self.runner.store, "now_ms", None)  # the store's clock when it has one (tests move it)
+        runner = self.runner
+        clock = getattr(runner.store, "now_ms", None)  # the store's clock when it has one (tests move it)
         now_ms = clock() if callable(clock) else int(time.time() * 1000)
+        self.holds_place = runner.take_place_now(self)
         record = self.settings.new_record(now_ms=now_ms, method=self.method, target=self.target,
                                           era=self.era, owner=self.owner, requested_ttl=self.requested_ttl,
-                                          status_message=status_message)
-        await self.runner.store.create(record)  # TaskLimitReached propagates to the caller
+                                          status_message=status_message if self.holds_place
+                                          else runner.waiting_message())
+        try:
+            await runner.store.create(record)  # TaskLimitReached propagates to the caller
+        except BaseException:
+            runner.give_place(self)
+            raise
         self.record = record
         self._decide(value=record)
-        self.runner.watch(self)
+        runner.watch(self)
+        if not self.holds_place:
+            await runner.take_place(self)  # cancelled (tasks/cancel, expiry, shutdown) while it waits
+            record = await runner.store.set_status_message(record.task_id, status_message) or record
         return record
 
     def stop(self) -> None:
@@ -117,7 +138,29 @@ class TaskRunner:
         self.max_running = max_running
         self._limiter = anyio.CapacityLimiter(max_running)
         self._tg: TaskGroup | None = None
-        self.running: set[TaskCall] = set()
+        self.running: set[TaskCall] = set()  # started, waiting for a place or running
+
+    def take_place_now(self, call: TaskCall) -> bool:
+        """Take one of the `max_running` places for `call` if one is free."""
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(call)
+        except anyio.WouldBlock:
+            return False
+        return True
+
+    async def take_place(self, call: TaskCall) -> None:
+        """Wait for a place for `call` and take it."""
+        await self._limiter.acquire_on_behalf_of(call)
+        call.holds_place = True
+
+    def give_place(self, call: TaskCall) -> None:
+        if call.holds_place:
+            call.holds_place = False
+            self._limiter.release_on_behalf_of(call)
+
+    def waiting_message(self) -> str:
+        return (f"Waiting to start: {self.max_running} tasks are running, as many as this server runs at once; "
+                "this one starts when one of them ends")
 
     def attach(self, tg: TaskGroup | None) -> None:
         """Run in `tg` (the application's task group) from now on; None when the application stops."""
@@ -161,24 +204,24 @@ class TaskRunner:
                 call._scope = scope
                 if call._abandoned:
                     scope.cancel()
-                async with self._limiter:
-                    try:
-                        value = await work()
-                    except JSONRPCError as exc:
-                        await self._settle(call, error=exc)
-                    except TaskStoreError as exc:  # the task could not be created (limits): the caller says so
-                        if call.record is None:
-                            call._decide(error=exc)
-                        else:
-                            await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
-                    except Exception as exc:
-                        logger.exception("task work for %s failed", call.target)
-                        await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
+                try:
+                    value = await work()
+                except JSONRPCError as exc:
+                    await self._settle(call, error=exc)
+                except TaskStoreError as exc:  # the task could not be created (limits): the caller says so
+                    if call.record is None:
+                        call._decide(error=exc)
                     else:
-                        await self._settle(call, value=value)
+                        await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
+                except Exception as exc:
+                    logger.exception("task work for %s failed", call.target)
+                    await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
+                else:
+                    await self._settle(call, value=value)
             if scope.cancelled_caught and not call.decided.is_set():
                 call._decide(error=MCPError(INTERNAL_ERROR, "The call was cancelled"))
         finally:
+            self.give_place(call)
             self.running.discard(call)
 
     async def _settle(self, call: TaskCall, *, value: Any = None, error: JSONRPCError | None = None) -> None:
