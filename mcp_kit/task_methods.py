@@ -18,24 +18,32 @@ Who may see a task: one created by an authenticated request belongs to its princ
 disconnected can poll and fetch it from a new connection. `tasks/list` lists the caller's
 principal's tasks, or its session's.
 
+With the store unreachable (Redis down) a task call or a `tasks/*` request is answered with
+`tasks.runner.store_unavailable`'s error (-32603, `data.retryAfter`; 503 with `Retry-After` over
+HTTP), as other requests needing Redis are.
+
 Imports the application, the context, the tools and the tasks package; never the session or a transport.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .application import TASKS_EXTENSION, Application
 from .auth.principal import audit_subject
+from .backends.base import BackendUnavailable
 from .content import error_result
 from .context import Context
 from .errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
 from .input_rounds import valid_answer
 from .jsonrpc import METHOD_NOT_FOUND
 from .tasks import TaskLimitReached, TaskRecord
-from .tasks.runner import TaskCall
+from .tasks.runner import TaskCall, store_unavailable
 from .tasks.scope import TaskScope
 from .tasks.wire import (
     RELATED_TASK_KEY,
@@ -48,6 +56,8 @@ from .tasks.wire import (
 )
 from .tools import Tool, call_tool
 from .versions import is_stateless, shape_tool_result
+
+logger = logging.getLogger("mcp_kit.tasks")
 
 LEGACY_TASKS_VERSION = "2025-11-25"
 RESULT_WAIT_SECONDS = 30.0  # tasks/result re-reads the task at least this often while waiting
@@ -266,10 +276,27 @@ async def _relay(app: Application, record: TaskRecord, key: str, request: dict[s
     await app.task_store.answer_input(record.task_id, {key: answer})
 
 
-TASK_ROUTES = {
+TaskRoute = Callable[[Application, dict[str, Any], Context], Awaitable[Any]]
+
+
+def _outage_answered(method: str, route: TaskRoute) -> TaskRoute:
+    """`route`, answering `store_unavailable`'s error when the store cannot be reached."""
+
+    @functools.wraps(route)
+    async def answered(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+        try:
+            return await route(app, params, ctx)
+        except BackendUnavailable as exc:
+            logger.warning("%s: %s", method, exc)
+            raise store_unavailable(exc) from None
+
+    return answered
+
+
+TASK_ROUTES = {method: _outage_answered(method, route) for method, route in {
     "tasks/get": _tasks_get,
     "tasks/update": _tasks_update,
     "tasks/cancel": _tasks_cancel,
     "tasks/list": _tasks_list,
     "tasks/result": _tasks_result,
-}
+}.items()}

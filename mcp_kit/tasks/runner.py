@@ -16,6 +16,10 @@ a status message saying so, and starts when a place frees (cancelling or expiry 
 Work that never becomes a task (a plain answer, an input round before an explicit start) is an
 ordinary request and takes no place.
 
+A store that cannot be reached (`BackendUnavailable`: Redis down) is an outage, not a bug: the
+call is answered with `store_unavailable`'s error (-32603 with `data.retryAfter`; HTTP turns it
+into 503 with `Retry-After`) and a one-line warning, no traceback.
+
 Must not import: session, server, dispatcher, transports, context.
 """
 
@@ -29,6 +33,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from ..backends.base import RETRY_AFTER_SECONDS, BackendUnavailable
 from ..errors import MCPError
 from ..jsonrpc import INTERNAL_ERROR, JSONRPCError
 from .model import TaskRecord, TaskSettings
@@ -38,6 +43,13 @@ logger = logging.getLogger("mcp_kit.tasks")
 
 SWEEP_SECONDS = 60.0  # how often expired records are purged even when nobody uses the store
 WATCH_SECONDS = 60.0  # a watcher re-reads its task at least this often
+OUTAGE_PAUSE_SECONDS = 1.0  # a watcher whose store is down looks again after this (doubling up to WATCH_SECONDS)
+
+
+def store_unavailable(exc: BackendUnavailable) -> MCPError:
+    """The error a request gets when the task store (Redis) does not answer: retry shortly."""
+    return MCPError(INTERNAL_ERROR, f"The task store is unavailable ({exc}); retry in a few seconds",
+                    {"retryAfter": RETRY_AFTER_SECONDS})
 
 
 def error_object(exc: JSONRPCError) -> dict[str, Any]:
@@ -213,6 +225,9 @@ class TaskRunner:
                         call._decide(error=exc)
                     else:
                         await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
+                except BackendUnavailable as exc:  # the store is down: an outage to retry after, not a bug
+                    logger.warning("task work for %s stopped: %s", call.target, exc)
+                    await self._settle(call, error=store_unavailable(exc))
                 except Exception as exc:
                     logger.exception("task work for %s failed", call.target)
                     await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
@@ -241,6 +256,8 @@ class TaskRunner:
         status: Literal["completed", "failed"] = "failed" if failed or error is not None else "completed"
         try:
             await self.store.finish(call.record.task_id, status, result=result, error=error, status_message=message)
+        except BackendUnavailable as exc:
+            logger.warning("could not store the outcome of task %s: %s", call.record.task_id, exc)
         except Exception:
             logger.exception("could not store the outcome of task %s", call.record.task_id)
 
@@ -248,12 +265,21 @@ class TaskRunner:
         """Follow the task's record: stop the work when it is cancelled, expired or deleted."""
         assert call.record is not None
         task_id, version = call.record.task_id, call.record.version
+        pause = OUTAGE_PAUSE_SECONDS
         while True:
             try:
                 record = await self.store.wait_for_change(task_id, version, WATCH_SECONDS)
+            except BackendUnavailable as exc:  # the store is down: look again shortly, while the work runs
+                if call not in self.running:
+                    return
+                logger.warning("watching task %s: %s; trying again in %g s", task_id, exc, pause)
+                await anyio.sleep(pause)
+                pause = min(pause * 2, WATCH_SECONDS)
+                continue
             except Exception:
                 logger.exception("watching task %s failed", task_id)
                 return
+            pause = OUTAGE_PAUSE_SECONDS
             if record is None or record.status == "cancelled":
                 call.stop()
             if record is not None and record.version > version and call.on_change is not None:
@@ -270,5 +296,7 @@ class TaskRunner:
             await anyio.sleep(SWEEP_SECONDS)
             try:
                 await self.store.purge_expired()
+            except BackendUnavailable as exc:
+                logger.warning("purging expired tasks: %s", exc)
             except Exception:
                 logger.exception("purging expired tasks failed")
