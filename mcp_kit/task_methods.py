@@ -16,7 +16,8 @@ A task's work runs on the application's `TaskRunner` with a `TaskScope` (`tasks/
 Who may see a task: one created by an authenticated request belongs to its principal (others get
 "not found"); any other task id is a bearer handle (192 random bits), so a client that
 disconnected can poll and fetch it from a new connection. `tasks/list` lists the caller's
-principal's tasks, or its session's.
+principal's tasks, or its session's. Every task also counts against its creator's per-caller
+limit (`callers.caller_of`: the principal, else the session, else the client's address).
 
 With the store unreachable (Redis down) a task call or a `tasks/*` request is answered with
 `tasks.runner.store_unavailable`'s error (-32603, `data.retryAfter`; 503 with `Retry-After` over
@@ -37,6 +38,7 @@ from typing import Any
 from .application import TASKS_EXTENSION, Application
 from .auth.principal import audit_subject
 from .backends.base import BackendUnavailable
+from .callers import caller_of
 from .content import error_result
 from .context import Context
 from .errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
@@ -129,7 +131,7 @@ async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, A
         settings = dataclasses.replace(settings, ttl_ms=tool.task_ttl_ms or settings.ttl_ms,
                                        poll_interval_ms=tool.task_poll_interval_ms or settings.poll_interval_ms)
     call = TaskCall(app.task_runner, target=tool.name, era=version, owner=owner_of(ctx), settings=settings,
-                    requested_ttl=requested_ttl)
+                    requested_ttl=requested_ttl, caller=caller_of(ctx))
     scope = TaskScope(ctx.scope, call)
     if not is_stateless(version):
         inner = ctx.scope

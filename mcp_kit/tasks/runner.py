@@ -64,11 +64,12 @@ class TaskCall:
     """One call that may become a task: its settings, its record once created, and how it was decided."""
 
     def __init__(self, runner: TaskRunner, *, target: str, era: str, owner: str | None, settings: TaskSettings,
-                 requested_ttl: Any = None, method: str = "tools/call") -> None:
+                 requested_ttl: Any = None, method: str = "tools/call", caller: str | None = None) -> None:
         self.runner = runner
         self.target = target
         self.era = era
         self.owner = owner
+        self.caller = caller  # whose per-caller task limit the task counts against
         self.settings = settings
         self.requested_ttl = requested_ttl
         self.method = method
@@ -101,7 +102,7 @@ class TaskCall:
         record = self.settings.new_record(now_ms=now_ms, method=self.method, target=self.target,
                                           era=self.era, owner=self.owner, requested_ttl=self.requested_ttl,
                                           status_message=status_message if self.holds_place
-                                          else runner.waiting_message())
+                                          else runner.waiting_message(), caller=self.caller)
         try:
             await runner.store.create(record)  # TaskLimitReached propagates to the caller
         except BaseException:

@@ -8,8 +8,9 @@ answer is the first thing ready, an SSE stream when notifications come first (pr
 `subscriptions/listen`). A client that disconnects, before the first event or while its stream
 is open, cancels the request; whatever the request held (its connection, its tasks) is released
 when its HTTP exchange ends, however it ends. Requests in flight count against `max_sessions`
-(503 beyond). An answer that is a backend outage (-32603 with `data.retryAfter`: Redis down) goes
-out as 503 with `Retry-After`.
+(503 beyond). A request's connection lasts one exchange, so the client's address names the caller
+for per-caller limits (`callers.client_address_scope`). An answer that is a backend outage
+(-32603 with `data.retryAfter`: Redis down) goes out as 503 with `Retry-After`.
 
 Must not import: session, server, or anything MCP but the version and error facts.
 """
@@ -28,6 +29,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
+from ..callers import client_address_of, client_address_scope
 from ..errors import HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from ..jsonrpc import (
     INTERNAL_ERROR,
@@ -174,7 +176,8 @@ class StatelessHTTP:
             served.dispatcher.close()
 
         try:
-            await served.dispatcher.feed(message, principal=principal)
+            with client_address_scope(client_address_of(http_request.scope)):  # the request's task inherits it
+                await served.dispatcher.feed(message, principal=principal)
             if not await _first_event(stream, http_request):
                 finish()  # the client left before anything was ready: nobody can receive the answer
                 return HTTPResponse(status_code=204)
