@@ -33,6 +33,7 @@ from ..skills import EXTENSION_ID as SKILLS_EXTENSION
 from ..skills import Skill, SkillCatalog
 from ..tasks import InMemoryTaskStore, TaskSettings, TaskStore
 from ..tasks._runner import TaskRunner
+from ..tasks._store import DEFAULT_MAX_TASKS_PER_CALLER
 from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
 from .context import Context
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -72,6 +73,7 @@ class Application:
         task_store: TaskStore | None = None,
         task_settings: TaskSettings | None = None,
         max_running_tasks: int = 100,
+        max_tasks_per_caller: int = DEFAULT_MAX_TASKS_PER_CALLER,
         max_sync_threads: int | None = None,
         max_tool_processes: int | None = None,
         switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
@@ -80,7 +82,12 @@ class Application:
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
         CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
         5 ms or more (None: leave it alone).
-        See `_execution/threads.py` and `_execution/processes.py`."""
+        See `_execution/threads.py` and `_execution/processes.py`.
+
+        `max_running_tasks`: task functions running at once (more tasks wait, `working`, for a place);
+        `max_tasks_per_caller`: tasks one caller (`callers.caller_identity`) may hold in the default
+        stores (in memory, or Redis with a shared backend) until they expire; a `task_store` you pass
+        keeps its own limits."""
         self.name = name
         self.version = version
         self.title = title
@@ -102,7 +109,9 @@ class Application:
         self.audit_hooks: list[AuditHook] = []  # audit hooks: tool calls and resource reads
         self.roots_hooks: list[Callable[[Any], Any]] = []
         self.lifespan_state: Any = None
-        self.task_store: TaskStore = task_store if task_store is not None else InMemoryTaskStore()
+        self.max_tasks_per_caller = max_tasks_per_caller
+        self.task_store: TaskStore = (task_store if task_store is not None
+                                      else InMemoryTaskStore(max_tasks_per_caller=max_tasks_per_caller))
         self.task_store_given = task_store is not None  # False: a shared backend may replace the default store
         self.task_settings = task_settings or TaskSettings()
         self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)

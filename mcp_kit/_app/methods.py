@@ -37,7 +37,7 @@ from .._protocol.jsonrpc import JSONRPCError
 from .._protocol.versions import shape_metadata, shape_tool_result
 from ..auth._principal import audit_subject
 from ..skills._methods import SKILL_ROUTES, read_skill_file
-from ..tasks._methods import TASK_ROUTES, call_tool_as_task
+from ..tasks._methods import TASK_ROUTES, call_tool_as_task, refuse_task_param
 from .application import Application
 from .context import Context
 
@@ -126,6 +126,8 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
         answered = await call_tool_as_task(app, tool, arguments, params, ctx)
         if answered is not None:
             return answered
+    elif "task" in params:  # 2025-11-25 asks for a task this tool cannot be: -32601 there
+        refuse_task_param(tool, params, ctx)
     if app.audit_hooks:
         started = time.perf_counter()
         result = await call_tool(tool, arguments, ctx)

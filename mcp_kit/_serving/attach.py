@@ -67,7 +67,8 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
 
             if not app.task_store_given and isinstance(backend, RedisBackend):
                 default_tasks = app.task_store
-                app.use_task_store(RedisTaskStore(backend))  # a task is polled and fetched from any process
+                # a task is polled and fetched from any process, and a caller's limit holds across them
+                app.use_task_store(RedisTaskStore(backend, max_tasks_per_caller=app.max_tasks_per_caller))
             try:
                 input_rounds.use_secret(await backend.shared_secret())
             except BackendUnavailable as exc:

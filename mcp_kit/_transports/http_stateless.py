@@ -8,7 +8,9 @@ answer is the first thing ready, an SSE stream when notifications come first (pr
 `subscriptions/listen`). A client that disconnects, before the first event or while its stream
 is open, cancels the request; whatever the request held (its connection, its tasks) is released
 when its HTTP exchange ends, however it ends. Requests in flight count against `max_sessions`
-(503 beyond).
+(503 beyond). A request's connection lasts one exchange, so the client's address names the caller
+for per-caller limits (`callers.client_address_scope`). An answer that is a backend outage
+(-32603 with `data.retryAfter`: Redis down) goes out as 503 with `Retry-After`.
 
 Must not import: session, server, or anything MCP but the version and error facts.
 """
@@ -27,8 +29,10 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
+from .._protocol.callers import client_address_of, client_address_scope
 from .._protocol.errors import HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from .._protocol.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -172,7 +176,8 @@ class StatelessHTTP:
             served.dispatcher.close()
 
         try:
-            await served.dispatcher.feed(message, principal=principal)
+            with client_address_scope(client_address_of(http_request.scope)):  # the request's task inherits it
+                await served.dispatcher.feed(message, principal=principal)
             if not await _first_event(stream, http_request):
                 finish()  # the client left before anything was ready: nobody can receive the answer
                 return HTTPResponse(status_code=204)
@@ -209,5 +214,10 @@ async def _first_event(stream: EventStream, http_request: HTTPRequest) -> bool:
 
 def _json_answer(data: bytes) -> HTTPResponse:
     answer = decode_message(data)
-    status = _STATUS.get(answer.code, 200) if isinstance(answer, ErrorResponse) else 200
-    return HTTPResponse(data, status_code=status, media_type="application/json")
+    if not isinstance(answer, ErrorResponse):
+        return HTTPResponse(data, status_code=200, media_type="application/json")
+    retry_after = answer.data.get("retryAfter") if answer.code == INTERNAL_ERROR and isinstance(answer.data, dict) else None
+    if isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0:  # a backend outage
+        return HTTPResponse(data, status_code=503, media_type="application/json",
+                            headers={"Retry-After": str(retry_after)})
+    return HTTPResponse(data, status_code=_STATUS.get(answer.code, 200), media_type="application/json")

@@ -183,17 +183,19 @@ class SkillCatalog:
         index = self._index
         scanned = _scan(root, self.limits, total_files=len(index.files),
                         total_bytes=sum(f.size for f in index.files.values()))
-        if (SKILL_FILE,) in scanned.files:  # `path` is one skill: its own name is its path
+        found = [*scanned.files, *scanned.oversized]
+        if (SKILL_FILE,) in found:  # `path` is one skill: its own name is its path
             base: tuple[str, ...] = (*prefix_parts, root.resolve().name)
             skill_dirs: list[tuple[str, ...]] = [()]
         else:
             base = prefix_parts
-            skill_dirs = sorted(p[:-1] for p in scanned.files if p[-1] == SKILL_FILE and len(p) > 1)
+            skill_dirs = sorted(p[:-1] for p in found if p[-1] == SKILL_FILE and len(p) > 1)
         problems: list[str] = []
         built: list[tuple[Skill, tuple[str, ...]]] = []
         for directory in skill_dirs:
             try:
-                built.append((_build_skill(root, base, directory, scanned.files, self.limits), directory))
+                built.append((_build_skill(root, base, directory, scanned.files, self.limits, scanned.oversized),
+                              directory))
             except SkillError as exc:
                 problems.append(str(exc))
         if not skill_dirs:
@@ -324,10 +326,12 @@ def _start_after(items: list[str], listing: str, cursor: str | None) -> int:
 
 
 def _scan(root: Path, limits: SkillLimits, *, total_files: int, total_bytes: int) -> Any:
+    """The tree under `root`; a file too large for any skill is left out and blamed on its skill."""
     try:
         return scan_tree(root, ScanLimits(max_files=max(0, limits.max_total_files - total_files),
                                           max_file_bytes=limits.max_bytes_per_skill,
-                                          max_total_bytes=max(0, limits.max_total_bytes - total_bytes)))
+                                          max_total_bytes=max(0, limits.max_total_bytes - total_bytes),
+                                          leave_out_oversized=True))
     except ScanError as exc:
         raise SkillError(f"cannot serve the skills in {str(root)!r}: {exc}") from None
 
@@ -341,13 +345,18 @@ def _mime_type(name: str) -> str:
 
 
 def _build_skill(root: Path, base: tuple[str, ...], directory: tuple[str, ...],
-                 files: dict[tuple[str, ...], bytes], limits: SkillLimits) -> Skill:
+                 files: dict[tuple[str, ...], bytes], limits: SkillLimits,
+                 oversized: set[tuple[str, ...]] | None = None) -> Skill:
     skill_parts = (*base, *directory)
     where = str(root.joinpath(*directory, SKILL_FILE))
     for part in skill_parts[:-1]:
         if not _SEGMENT.match(part):
             raise SkillError(f"{where}: the directory name {part!r} cannot be part of a skill path "
                              "(use letters, digits and - . _ ~)")
+    too_large = sorted(p for p in oversized or () if p[:len(directory)] == directory)
+    if too_large:
+        raise SkillError(f"{where}: {str(root.joinpath(*too_large[0]))} holds more than {limits.max_bytes_per_skill} "
+                         "bytes, more than a whole skill may (SEP-2640's limit); move it out of the skill or shrink it")
     try:
         text = files[(*directory, SKILL_FILE)].decode("utf-8")
     except UnicodeDecodeError:

@@ -35,17 +35,37 @@ SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(?P<yaml>.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 
 
+class _TooDeep(yaml.composer.ComposerError):
+    """The document nests deeper than MAX_DEPTH (where: `mark`)."""
+
+    def __init__(self, mark: Any) -> None:
+        super().__init__(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+        self.mark = mark
+
+
 class _CoreSchemaLoader(yaml.SafeLoader):
-    """PyYAML's safe loader resolving plain scalars by the YAML 1.2 core schema, refusing aliases."""
+    """PyYAML's safe loader resolving plain scalars by the YAML 1.2 core schema, refusing aliases.
+
+    PyYAML composes (and constructs) nested collections by recursion, so the nesting is bounded
+    here, as each node is composed: a document nested thousands of levels deep is refused with a
+    message instead of exhausting the interpreter's stack (a RecursionError).
+    """
 
     yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
+    _depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
                 None, None, "anchors and aliases are not allowed in SKILL.md frontmatter", event.start_mark)
-        return super().compose_node(parent, index)
+        if self._depth > MAX_DEPTH:
+            raise _TooDeep(self.peek_event().start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):
@@ -112,6 +132,9 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
                                "are accepted (move long content into the Markdown body)")
     try:
         document = yaml.load(yaml_text, Loader=_CoreSchemaLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooDeep as exc:
+        raise FrontmatterError(f"the frontmatter is nested more than {MAX_DEPTH} levels deep (at its line "
+                               f"{exc.mark.line + 1}); flatten it") from None
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"the frontmatter is not valid YAML: {_one_line(exc)}") from None
     if not isinstance(document, dict):

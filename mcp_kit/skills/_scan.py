@@ -8,7 +8,9 @@ left out; links and special files with a warning in the log. On Windows, where P
 descriptor-relative opening, the walk goes by path and still refuses links and reparse points.
 
 Everything read counts against the limits given, checked as the bytes arrive, so an oversized
-tree fails fast with a message naming the limit instead of filling memory.
+tree fails fast with a message naming the limit instead of filling memory. A file over the
+per-file limit fails the scan too, or (`ScanLimits.leave_out_oversized`) is left out, never read
+past the limit, and listed in `ScannedTree.oversized`, so the caller can refuse just what holds it.
 
 Must not import: session, server, dispatcher, transports.
 """
@@ -37,11 +39,14 @@ SKIPPED_NAMES = frozenset({"__pycache__"})
 
 @dataclass(frozen=True, slots=True)
 class ScanLimits:
-    """Bounds on one scan: files, bytes per file, bytes overall."""
+    """Bounds on one scan: files, bytes per file, bytes overall. With `leave_out_oversized` a file over
+    `max_file_bytes` is left out and listed in `ScannedTree.oversized` (its bytes neither kept nor
+    counted) instead of failing the scan."""
 
     max_files: int
     max_file_bytes: int
     max_total_bytes: int
+    leave_out_oversized: bool = False
 
 
 @dataclass(slots=True)
@@ -51,6 +56,7 @@ class ScannedTree:
     files: dict[tuple[str, ...], bytes] = field(default_factory=dict)
     directories: set[tuple[str, ...]] = field(default_factory=set)
     total_bytes: int = 0
+    oversized: set[tuple[str, ...]] = field(default_factory=set)  # files over max_file_bytes, left out
 
 
 def scan_tree(root: Path, limits: ScanLimits) -> ScannedTree:
@@ -144,8 +150,12 @@ def _walk_path(directory: Path, parts: tuple[str, ...], tree: ScannedTree, limit
 def _add_file(fd: int, parts: tuple[str, ...], tree: ScannedTree, limits: ScanLimits, root: Path) -> None:
     """Read one opened file (closing it) into the tree, within the limits."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             logger.warning("skills: left out %s: not a regular file", _show(root, parts))
+            return
+        if limits.leave_out_oversized and info.st_size > limits.max_file_bytes:  # known too large: not read at all
+            tree.oversized.add(parts)
             return
         if len(tree.files) >= limits.max_files:
             raise ScanError(f"{_show(root, ())} holds more than {limits.max_files} files")
@@ -159,6 +169,9 @@ def _add_file(fd: int, parts: tuple[str, ...], tree: ScannedTree, limits: ScanLi
             chunks.append(chunk)
             size += len(chunk)
             if size > room:
+                if room == limits.max_file_bytes and limits.leave_out_oversized:  # it grew while being read
+                    tree.oversized.add(parts)
+                    return
                 limit, what = ((limits.max_file_bytes, "a file") if room == limits.max_file_bytes
                                else (limits.max_total_bytes, "all skills together"))
                 raise ScanError(f"{_show(root, parts)} is too large: {what} may hold at most {limit} bytes")

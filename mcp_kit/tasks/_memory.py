@@ -2,10 +2,10 @@
 
 Records live in a dict; an owner's tasks in a list sorted by (creation time, id) for listing; a
 heap by expiry time lets expired tasks go in O(log n) whenever the store is used (and through
-`purge_expired`). Each operation runs without awaiting in between, so on one event loop it is
-atomic. The clock is injectable (`clock=` returns seconds since the epoch) so tests can move time.
-Call it from the event loop only (sync tools reach it through their context, which hops to the
-loop).
+`purge_expired`); each caller's live tasks in an `InMemoryCallerCounter` (`callers.py`). Each
+operation runs without awaiting in between, so on one event loop it is atomic. The clock is
+injectable (`clock=` returns seconds since the epoch) so tests can move time. Call it from the
+event loop only (sync tools reach it through their context, which hops to the loop).
 
 Must not import: session, server, dispatcher, transports, context.
 """
@@ -22,16 +22,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from .._primitives.cursors import decode_cursor, encode_cursor, invalid_cursor
+from .._protocol.callers import InMemoryCallerCounter
 from ._model import TaskRecord
 from ._store import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASKS_PER_CALLER,
     DEFAULT_MAX_TASKS_PER_OWNER,
     MAX_INPUT_KEYS,
     MAX_OUTSTANDING_INPUTS,
     MAX_STATUS_MESSAGE,
     TaskLimitReached,
     TaskStore,
+    caller_limit_reached,
 )
 
 _dumps: Callable[[Any], bytes]
@@ -44,19 +47,23 @@ except ImportError:  # pragma: no cover - orjson is a dependency; kept for vendo
         return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 LISTING = "tasks/list"
+NO_EXPIRY_MS = 2**53  # when the caller count of a task without a TTL lapses: never
 
 
 class InMemoryTaskStore:
-    """Task records in this process's memory, bounded per owner and in total."""
+    """Task records in this process's memory, bounded in total, per owner and per caller."""
 
     def __init__(self, *, max_tasks: int = DEFAULT_MAX_TASKS, max_tasks_per_owner: int = DEFAULT_MAX_TASKS_PER_OWNER,
+                 max_tasks_per_caller: int = DEFAULT_MAX_TASKS_PER_CALLER,
                  max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES, clock: Callable[[], float] = time.time) -> None:
-        if min(max_tasks, max_tasks_per_owner, max_result_bytes) < 1:
+        if min(max_tasks, max_tasks_per_owner, max_tasks_per_caller, max_result_bytes) < 1:
             raise ValueError("task store limits must be at least 1")
         self.max_tasks = max_tasks
         self.max_tasks_per_owner = max_tasks_per_owner
+        self.max_tasks_per_caller = max_tasks_per_caller
         self.max_result_bytes = max_result_bytes
         self._clock = clock
+        self._callers = InMemoryCallerCounter()
         self._records: dict[str, TaskRecord] = {}
         self._by_owner: dict[str, list[tuple[int, str]]] = {}
         self._expiry: list[tuple[int, str]] = []
@@ -84,6 +91,13 @@ class InMemoryTaskStore:
             raise TaskLimitReached("owner", self.max_tasks_per_owner,
                                    f"You already have {self.max_tasks_per_owner} tasks, the limit per client; "
                                    "cancel tasks you no longer need or wait until finished ones expire")
+        if record.caller is not None:
+            now = self.now_ms()
+            until = record.expires_at_ms if record.expires_at_ms is not None else NO_EXPIRY_MS
+            room_at = self._callers.acquire_now(record.caller, record.task_id, until_ms=until,
+                                                limit=self.max_tasks_per_caller, now_ms=now)
+            if room_at is not None:
+                raise caller_limit_reached(self.max_tasks_per_caller, room_at, now)
         self._records[record.task_id] = record
         if record.owner is not None:
             bisect.insort(self._by_owner.setdefault(record.owner, []), (record.created_at_ms, record.task_id))
@@ -232,6 +246,8 @@ class InMemoryTaskStore:
 
     def _drop(self, task_id: str) -> None:
         record = self._records.pop(task_id)
+        if record.caller is not None:
+            self._callers.release_now(record.caller, task_id)
         if record.owner is not None:
             order = self._by_owner[record.owner]
             index = bisect.bisect_left(order, (record.created_at_ms, task_id))

@@ -16,7 +16,12 @@ A task's work runs on the application's `TaskRunner` with a `TaskChannel` (`task
 Who may see a task: one created by an authenticated request belongs to its principal (others get
 "not found"); any other task id is a bearer handle (192 random bits), so a client that
 disconnected can poll and fetch it from a new connection. `tasks/list` lists the caller's
-principal's tasks, or its session's.
+principal's tasks, or its session's. Every task also counts against its creator's per-caller
+limit (`callers.caller_of`: the principal, else the session, else the client's address).
+
+With the store unreachable (Redis down) a task call or a `tasks/*` request is answered with
+`tasks.runner.store_unavailable`'s error (-32603, `data.retryAfter`; 503 with `Retry-After` over
+HTTP), as other requests needing Redis are.
 
 Imports the application, the context, the tools and the tasks package; never the session or a transport.
 """
@@ -24,21 +29,26 @@ Imports the application, the context, the tools and the tasks package; never the
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._app.application import TASKS_EXTENSION, Application
 from .._app.context import Context
+from .._backends.base import BackendUnavailable
 from .._eras.input_rounds import valid_answer
 from .._primitives.content import error_result
 from .._primitives.tools import Tool, call_tool
+from .._protocol.callers import caller_of
 from .._protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import METHOD_NOT_FOUND
 from .._protocol.versions import is_stateless, shape_tool_result
 from ..auth._principal import audit_subject
 from . import TaskLimitReached, TaskRecord
 from ._channel import TaskChannel
-from ._runner import TaskCall
+from ._runner import TaskCall, store_unavailable
 from ._wire import (
     RELATED_TASK_KEY,
     acknowledgement,
@@ -48,6 +58,8 @@ from ._wire import (
     legacy_payload,
     legacy_task,
 )
+
+logger = logging.getLogger("mcp_kit.tasks")
 
 LEGACY_TASKS_VERSION = "2025-11-25"
 RESULT_WAIT_SECONDS = 30.0  # tasks/result re-reads the task at least this often while waiting
@@ -77,6 +89,13 @@ def _visible(record: TaskRecord, ctx: Context) -> bool:
 
 
 # ---------------------------------------------------------------------- tools/call
+
+
+def refuse_task_param(tool: Tool, params: dict[str, Any], ctx: Context) -> None:
+    """2025-11-25: -32601 for a `task` param on a tool without task support (it would not run as one)."""
+    if "task" in params and ctx.protocol_version == LEGACY_TASKS_VERSION:
+        raise MCPError(METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support tasks (its execution.taskSupport is "
+                                         "'forbidden'): call it again without the 'task' param")
 
 
 async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, Any] | None, params: dict[str, Any],
@@ -112,7 +131,7 @@ async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, A
         settings = dataclasses.replace(settings, ttl_ms=tool.task_ttl_ms or settings.ttl_ms,
                                        poll_interval_ms=tool.task_poll_interval_ms or settings.poll_interval_ms)
     call = TaskCall(app.task_runner, target=tool.name, era=version, owner=owner_of(ctx), settings=settings,
-                    requested_ttl=requested_ttl)
+                    requested_ttl=requested_ttl, caller=caller_of(ctx))
     scope = TaskChannel(ctx.channel, call)
     if not is_stateless(version):
         inner = ctx.channel
@@ -259,10 +278,27 @@ async def _relay(app: Application, record: TaskRecord, key: str, request: dict[s
     await app.task_store.answer_input(record.task_id, {key: answer})
 
 
-TASK_ROUTES = {
+TaskRoute = Callable[[Application, dict[str, Any], Context], Awaitable[Any]]
+
+
+def _outage_answered(method: str, route: TaskRoute) -> TaskRoute:
+    """`route`, answering `store_unavailable`'s error when the store cannot be reached."""
+
+    @functools.wraps(route)
+    async def answered(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+        try:
+            return await route(app, params, ctx)
+        except BackendUnavailable as exc:
+            logger.warning("%s: %s", method, exc)
+            raise store_unavailable(exc) from None
+
+    return answered
+
+
+TASK_ROUTES = {method: _outage_answered(method, route) for method, route in {
     "tasks/get": _tasks_get,
     "tasks/update": _tasks_update,
     "tasks/cancel": _tasks_cancel,
     "tasks/list": _tasks_list,
     "tasks/result": _tasks_result,
-}
+}.items()}

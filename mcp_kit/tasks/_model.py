@@ -59,6 +59,7 @@ class TaskRecord:
     questions still waiting for the client, `answers` the ones the client answered that the running
     work has not taken yet; `issued_keys` keeps every key ever asked, since a key is never reused.
     `version` grows by one with every change, for compare-and-set and change notification.
+    `caller` is who created it (`callers.caller_identity`), whose per-caller limit it counts against.
     """
 
     task_id: str
@@ -78,6 +79,7 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     version: int = 1
+    caller: str | None = None
 
     @property
     def expires_at_ms(self) -> int | None:
@@ -104,7 +106,7 @@ class TaskRecord:
             "owner": self.owner, "method": self.method, "target": self.target, "era": self.era,
             "statusMessage": self.status_message, "pollIntervalMs": self.poll_interval_ms,
             "inputRequests": self.input_requests, "answers": self.answers, "issuedKeys": list(self.issued_keys),
-            "result": self.result, "error": self.error, "version": self.version,
+            "result": self.result, "error": self.error, "version": self.version, "caller": self.caller,
         }
 
     @classmethod
@@ -125,6 +127,7 @@ class TaskRecord:
             input_requests=dict(_typed(data, "inputRequests", dict)), answers=dict(_typed(data, "answers", dict)),
             issued_keys=tuple(_typed(data, "issuedKeys", list)), result=_typed(data, "result", dict, optional=True),
             error=_typed(data, "error", dict, optional=True), version=_typed(data, "version", int),
+            caller=_typed(data, "caller", str, optional=True),
         )
         if not record.task_id or record.version < 1:
             raise ValueError("task record needs a task id and a version of at least 1")
@@ -168,8 +171,9 @@ class TaskSettings:
         return self.ttl_ms
 
     def new_record(self, *, now_ms: int, method: str, target: str, era: str, owner: str | None = None,
-                   requested_ttl: Any = None, status_message: str | None = None) -> TaskRecord:
+                   requested_ttl: Any = None, status_message: str | None = None,
+                   caller: str | None = None) -> TaskRecord:
         """The record of a task created now: `working`, a fresh unguessable id, this policy's TTL and interval."""
         return TaskRecord(task_id=new_task_id(), status="working", created_at_ms=now_ms, updated_at_ms=now_ms,
                           ttl_ms=self.ttl_for(requested_ttl), owner=owner, method=method, target=target, era=era,
-                          status_message=status_message, poll_interval_ms=self.poll_interval_ms)
+                          status_message=status_message, poll_interval_ms=self.poll_interval_ms, caller=caller)

@@ -9,6 +9,9 @@ Keys (the backend's prefix, `mcp`), safe for Redis Cluster (each record under it
                                   limit, and `purge_expired`)
     mcp:{tasks-of:<owner>}        sorted set of an owner's task ids, scored by creation (the
                                   per-owner limit, and listing in creation order)
+    mcp:callers:tasks:<hash>      sorted set of a caller's task ids, scored by expiry (the
+                                  per-caller limit: `backends/redis_counter.py`, counted by one
+                                  script, so it holds however many processes create tasks)
 
 Every change is a compare-and-set on one record (WATCH, read, compute, MULTI/EXEC, retried
 when another process changed it in between); the change itself is computed by the in-memory
@@ -32,15 +35,23 @@ import anyio
 import orjson
 
 from .._backends.redis_backend import RedisBackend
+from .._backends.redis_counter import RedisCallerCounter
 from .._primitives.cursors import decode_cursor, encode_cursor, invalid_cursor
-from ._memory import LISTING, InMemoryTaskStore
+from ._memory import LISTING, NO_EXPIRY_MS, InMemoryTaskStore
 from ._model import TaskRecord
-from ._store import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_OWNER, TaskLimitReached
+from ._store import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASKS_PER_CALLER,
+    DEFAULT_MAX_TASKS_PER_OWNER,
+    TaskLimitReached,
+    caller_limit_reached,
+)
 
 if TYPE_CHECKING:
     from ._store import TaskStore
 
-NO_EXPIRY = 2**53  # the sorted-set score of a task without a TTL
+NO_EXPIRY = NO_EXPIRY_MS  # the sorted-set score of a task without a TTL
 SAFETY_MS = 60_000  # Redis keeps a record this long past the task's expiry
 CAS_ATTEMPTS = 50
 
@@ -50,13 +61,16 @@ class RedisTaskStore:
 
     def __init__(self, backend: RedisBackend, *, max_tasks: int = DEFAULT_MAX_TASKS,
                  max_tasks_per_owner: int = DEFAULT_MAX_TASKS_PER_OWNER,
+                 max_tasks_per_caller: int = DEFAULT_MAX_TASKS_PER_CALLER,
                  max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES, clock: Callable[[], float] = time.time) -> None:
-        if min(max_tasks, max_tasks_per_owner, max_result_bytes) < 1:
+        if min(max_tasks, max_tasks_per_owner, max_tasks_per_caller, max_result_bytes) < 1:
             raise ValueError("task store limits must be at least 1")
         self.backend = backend
         self.client = backend.client
         self.max_tasks = max_tasks
         self.max_tasks_per_owner = max_tasks_per_owner
+        self.max_tasks_per_caller = max_tasks_per_caller
+        self.callers = RedisCallerCounter(backend, "tasks")
         self.max_result_bytes = max_result_bytes
         self._clock = clock
         prefix = backend.prefix
@@ -97,8 +111,17 @@ class RedisTaskStore:
             raise TaskLimitReached("owner", self.max_tasks_per_owner,
                                    f"You already have {self.max_tasks_per_owner} tasks, the limit per client; "
                                    "cancel tasks you no longer need or wait until finished ones expire")
+        if record.caller is not None:
+            now = self.now_ms()
+            until = NO_EXPIRY if record.expires_at_ms is None else record.expires_at_ms
+            room_at = await self.callers.acquire(record.caller, record.task_id, until_ms=until,
+                                                 limit=self.max_tasks_per_caller, now_ms=now)
+            if room_at is not None:
+                raise caller_limit_reached(self.max_tasks_per_caller, room_at, now)
         if not await self._op("create task", self.client.set(key, orjson.dumps(record.to_dict()), nx=True,
                                                              px=self._px(record))):
+            if record.caller is not None:
+                await self.callers.release(record.caller, record.task_id)
             raise ValueError(f"task {record.task_id!r} already exists")
         expires = record.expires_at_ms
         await self._op("index task", self.client.zadd(self._all, {record.task_id: NO_EXPIRY if expires is None else expires}))
@@ -223,6 +246,8 @@ class RedisTaskStore:
         await self._op("unindex task", self.client.zrem(self._all, record.task_id))
         if record.owner is not None:
             await self._op("unindex task", self.client.zrem(self._owner_key(record.owner), record.task_id))
+        if record.caller is not None:
+            await self.callers.release(record.caller, record.task_id)
 
     # ------------------------------------------------------------------ waiting
 

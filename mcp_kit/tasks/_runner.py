@@ -10,6 +10,16 @@ by one watcher per task through `TaskStore.wait_for_change`, so a cancel made by
 reaches the work. When the work ends, its outcome is written to the store; when the server
 stops, tasks still running are marked `failed` ("the server stopped").
 
+At most `max_running` tasks run at once. A task takes its place once it exists, so the request is
+answered with the handle at once even when every place is taken: the task waits, `working`, with
+a status message saying so, and starts when a place frees (cancelling or expiry ends the wait).
+Work that never becomes a task (a plain answer, an input round before an explicit start) is an
+ordinary request and takes no place.
+
+A store that cannot be reached (`BackendUnavailable`: Redis down) is an outage, not a bug: the
+call is answered with `store_unavailable`'s error (-32603 with `data.retryAfter`; HTTP turns it
+into 503 with `Retry-After`) and a one-line warning, no traceback.
+
 Must not import: session, server, dispatcher, transports, context.
 """
 
@@ -23,6 +33,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from .._backends.base import RETRY_AFTER_SECONDS, BackendUnavailable
 from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR, JSONRPCError
 from ._model import TaskRecord, TaskSettings
@@ -32,6 +43,13 @@ logger = logging.getLogger("mcp_kit.tasks")
 
 SWEEP_SECONDS = 60.0  # how often expired records are purged even when nobody uses the store
 WATCH_SECONDS = 60.0  # a watcher re-reads its task at least this often
+OUTAGE_PAUSE_SECONDS = 1.0  # a watcher whose store is down looks again after this (doubling up to WATCH_SECONDS)
+
+
+def store_unavailable(exc: BackendUnavailable) -> MCPError:
+    """The error a request gets when the task store (Redis) does not answer: retry shortly."""
+    return MCPError(INTERNAL_ERROR, f"The task store is unavailable ({exc}); retry in a few seconds",
+                    {"retryAfter": RETRY_AFTER_SECONDS})
 
 
 def error_object(exc: JSONRPCError) -> dict[str, Any]:
@@ -46,11 +64,12 @@ class TaskCall:
     """One call that may become a task: its settings, its record once created, and how it was decided."""
 
     def __init__(self, runner: TaskRunner, *, target: str, era: str, owner: str | None, settings: TaskSettings,
-                 requested_ttl: Any = None, method: str = "tools/call") -> None:
+                 requested_ttl: Any = None, method: str = "tools/call", caller: str | None = None) -> None:
         self.runner = runner
         self.target = target
         self.era = era
         self.owner = owner
+        self.caller = caller  # whose per-caller task limit the task counts against
         self.settings = settings
         self.requested_ttl = requested_ttl
         self.method = method
@@ -62,24 +81,39 @@ class TaskCall:
         self._error: BaseException | None = None
         self._scope: anyio.CancelScope | None = None
         self._abandoned = False
+        self.holds_place = False  # one of the runner's `max_running` places
 
     @property
     def task_id(self) -> str | None:
         return None if self.record is None else self.record.task_id
 
     async def create(self, status_message: str | None = None) -> TaskRecord:
-        """Create the task in the store (durably) and hand the call off; a second call returns the same record."""
+        """Create the task in the store (durably) and hand the call off; a second call returns the same record.
+
+        Returns once the task may run: at once when a place is free, else when one frees (the request
+        has its handle meanwhile, and the task shows `working` with a message saying it waits).
+        """
         if self.record is not None:
             return self.record
-        clock = getattr(self.runner.store, "now_ms", None)  # the store's clock when it has one (tests move it)
+        runner = self.runner
+        clock = getattr(runner.store, "now_ms", None)  # the store's clock when it has one (tests move it)
         now_ms = clock() if callable(clock) else int(time.time() * 1000)
+        self.holds_place = runner.take_place_now(self)
         record = self.settings.new_record(now_ms=now_ms, method=self.method, target=self.target,
                                           era=self.era, owner=self.owner, requested_ttl=self.requested_ttl,
-                                          status_message=status_message)
-        await self.runner.store.create(record)  # TaskLimitReached propagates to the caller
+                                          status_message=status_message if self.holds_place
+                                          else runner.waiting_message(), caller=self.caller)
+        try:
+            await runner.store.create(record)  # TaskLimitReached propagates to the caller
+        except BaseException:
+            runner.give_place(self)
+            raise
         self.record = record
         self._decide(value=record)
-        self.runner.watch(self)
+        runner.watch(self)
+        if not self.holds_place:
+            await runner.take_place(self)  # cancelled (tasks/cancel, expiry, shutdown) while it waits
+            record = await runner.store.set_status_message(record.task_id, status_message) or record
         return record
 
     def stop(self) -> None:
@@ -117,7 +151,29 @@ class TaskRunner:
         self.max_running = max_running
         self._limiter = anyio.CapacityLimiter(max_running)
         self._tg: TaskGroup | None = None
-        self.running: set[TaskCall] = set()
+        self.running: set[TaskCall] = set()  # started, waiting for a place or running
+
+    def take_place_now(self, call: TaskCall) -> bool:
+        """Take one of the `max_running` places for `call` if one is free."""
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(call)
+        except anyio.WouldBlock:
+            return False
+        return True
+
+    async def take_place(self, call: TaskCall) -> None:
+        """Wait for a place for `call` and take it."""
+        await self._limiter.acquire_on_behalf_of(call)
+        call.holds_place = True
+
+    def give_place(self, call: TaskCall) -> None:
+        if call.holds_place:
+            call.holds_place = False
+            self._limiter.release_on_behalf_of(call)
+
+    def waiting_message(self) -> str:
+        return (f"Waiting to start: {self.max_running} tasks are running, as many as this server runs at once; "
+                "this one starts when one of them ends")
 
     def attach(self, tg: TaskGroup | None) -> None:
         """Run in `tg` (the application's task group) from now on; None when the application stops."""
@@ -161,24 +217,27 @@ class TaskRunner:
                 call._scope = scope
                 if call._abandoned:
                     scope.cancel()
-                async with self._limiter:
-                    try:
-                        value = await work()
-                    except JSONRPCError as exc:
-                        await self._settle(call, error=exc)
-                    except TaskStoreError as exc:  # the task could not be created (limits): the caller says so
-                        if call.record is None:
-                            call._decide(error=exc)
-                        else:
-                            await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
-                    except Exception as exc:
-                        logger.exception("task work for %s failed", call.target)
-                        await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
+                try:
+                    value = await work()
+                except JSONRPCError as exc:
+                    await self._settle(call, error=exc)
+                except TaskStoreError as exc:  # the task could not be created (limits): the caller says so
+                    if call.record is None:
+                        call._decide(error=exc)
                     else:
-                        await self._settle(call, value=value)
+                        await self._settle(call, error=MCPError(INTERNAL_ERROR, str(exc)))
+                except BackendUnavailable as exc:  # the store is down: an outage to retry after, not a bug
+                    logger.warning("task work for %s stopped: %s", call.target, exc)
+                    await self._settle(call, error=store_unavailable(exc))
+                except Exception as exc:
+                    logger.exception("task work for %s failed", call.target)
+                    await self._settle(call, error=MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}"))
+                else:
+                    await self._settle(call, value=value)
             if scope.cancelled_caught and not call.decided.is_set():
                 call._decide(error=MCPError(INTERNAL_ERROR, "The call was cancelled"))
         finally:
+            self.give_place(call)
             self.running.discard(call)
 
     async def _settle(self, call: TaskCall, *, value: Any = None, error: JSONRPCError | None = None) -> None:
@@ -198,6 +257,8 @@ class TaskRunner:
         status: Literal["completed", "failed"] = "failed" if failed or error is not None else "completed"
         try:
             await self.store.finish(call.record.task_id, status, result=result, error=error, status_message=message)
+        except BackendUnavailable as exc:
+            logger.warning("could not store the outcome of task %s: %s", call.record.task_id, exc)
         except Exception:
             logger.exception("could not store the outcome of task %s", call.record.task_id)
 
@@ -205,12 +266,21 @@ class TaskRunner:
         """Follow the task's record: stop the work when it is cancelled, expired or deleted."""
         assert call.record is not None
         task_id, version = call.record.task_id, call.record.version
+        pause = OUTAGE_PAUSE_SECONDS
         while True:
             try:
                 record = await self.store.wait_for_change(task_id, version, WATCH_SECONDS)
+            except BackendUnavailable as exc:  # the store is down: look again shortly, while the work runs
+                if call not in self.running:
+                    return
+                logger.warning("watching task %s: %s; trying again in %g s", task_id, exc, pause)
+                await anyio.sleep(pause)
+                pause = min(pause * 2, WATCH_SECONDS)
+                continue
             except Exception:
                 logger.exception("watching task %s failed", task_id)
                 return
+            pause = OUTAGE_PAUSE_SECONDS
             if record is None or record.status == "cancelled":
                 call.stop()
             if record is not None and record.version > version and call.on_change is not None:
@@ -227,5 +297,7 @@ class TaskRunner:
             await anyio.sleep(SWEEP_SECONDS)
             try:
                 await self.store.purge_expired()
+            except BackendUnavailable as exc:
+                logger.warning("purging expired tasks: %s", exc)
             except Exception:
                 logger.exception("purging expired tasks failed")

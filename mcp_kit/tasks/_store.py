@@ -12,7 +12,10 @@ the work; the process that runs it learns about cancellation, answers and expiry
 Rules every implementation keeps (the tests in `tests/tasks/test_store.py` state them):
 
 - `create` is durable when it returns: a `get` from any process finds the task (SEP-2663's strong
-  consistency on creation). It refuses beyond the per-owner and per-server limits.
+  consistency on creation). It refuses beyond the per-server, per-owner and per-caller limits. A
+  task counts against them until it is deleted or expires, finished or not (so one caller cannot
+  fill the server with quick tasks either); the per-caller count (`record.caller`, see
+  `callers.py`) is a `CallerCounter` shared the way the store is.
 - A record is visible until `created + ttl` and never after; expired records are deleted by
   `purge_expired` (or lazily), and waiters on them wake with None.
 - Status changes follow `model.TRANSITIONS` only. A terminal record is never changed again: a
@@ -34,6 +37,7 @@ from ._model import TaskRecord
 
 DEFAULT_MAX_TASKS = 10_000
 DEFAULT_MAX_TASKS_PER_OWNER = 1_000
+DEFAULT_MAX_TASKS_PER_CALLER = 100
 DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 MAX_OUTSTANDING_INPUTS = 16
 MAX_INPUT_KEYS = 256
@@ -45,12 +49,20 @@ class TaskStoreError(MCPKitError):
 
 
 class TaskLimitReached(TaskStoreError):
-    """Creating (or asking) would pass a bound: `bound` is "server", "owner" or "inputs"."""
+    """Creating (or asking) would pass a bound: `bound` is "server", "owner", "caller" or "inputs"."""
 
-    def __init__(self, bound: Literal["server", "owner", "inputs"], limit: int, message: str) -> None:
+    def __init__(self, bound: Literal["server", "owner", "caller", "inputs"], limit: int, message: str) -> None:
         super().__init__(message)
         self.bound = bound
         self.limit = limit
+
+
+def caller_limit_reached(limit: int, room_at_ms: int, now_ms: int) -> TaskLimitReached:
+    """The refusal of a task past the per-caller limit; `room_at_ms` is when the caller's earliest task lapses."""
+    seconds = max(1, -(-(room_at_ms - now_ms) // 1000))
+    return TaskLimitReached("caller", limit,
+                            f"You already have {limit} tasks on this server, the limit per caller (a task counts "
+                            f"until its TTL ends, finished or not); the next one can start in {seconds} s")
 
 
 class TaskStore(Protocol):

@@ -114,7 +114,8 @@ def test_every_exception_mcp_kit_raises_has_one_root() -> None:
         for value in vars(module).values():
             if (isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == module.__name__):
                 roots.add(value.__name__ if issubclass(value, mcp_kit.MCPKitError) else f"{value.__name__} (no root)")
-    assert all(not name.endswith("(no root)") for name in roots), sorted(roots)
+    # private helpers that never leave their module (e.g. a YAML composer error) may keep a foreign base
+    assert [name for name in sorted(roots) if name.endswith("(no root)") and not name.startswith("_")] == []
     assert mcp_kit.MCPKitError is mcp_kit._errors.MCPKitError
     drawn = mcp_kit._errors.__doc__ or ""
     assert [name for name in sorted(roots) if name not in drawn and not name.startswith("_")] == []  # all drawn
