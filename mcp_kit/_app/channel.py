@@ -65,7 +65,13 @@ class RequestChannel(Protocol):
         ...
 
     async def list_roots(self, *, request_id: RequestId | None, key: str | None) -> list[Any]:
-        """The client's roots (`mcp_types.Root`), [] when it offers none."""
+        """The client's roots (`mcp_types.Root`); [] when it offers none or they cannot be asked for.
+
+        In the stateless era only tools/call, prompts/get and resources/read can ask the client (an
+        input round), and the envelope carries no roots: any other request (`subscriptions/listen`,
+        whose URIs are checked as a read would check them) gets [], so the server applies its own
+        bounds, as for a client without roots.
+        """
         ...
 
     async def ping(self, *, request_id: RequestId | None, timeout: float) -> None: ...

@@ -158,7 +158,12 @@ class Context:
         return CreateMessageResult.model_validate(answer)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
-        """The client's roots ([] when it offers none). Cached until the client says they changed."""
+        """The client's roots ([] when it offers none). Cached until the client says they changed.
+
+        A 2026-07-28 request other than tools/call, prompts/get and resources/read (e.g.
+        `subscriptions/listen`) cannot ask the client anything: it gets [], as from a client without
+        roots, and the server falls back to its own bounds.
+        """
         return await self.channel.list_roots(request_id=self.request_id, key=key)
 
     def _require(self, capability: str, doing: str) -> None:

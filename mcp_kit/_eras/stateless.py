@@ -98,8 +98,8 @@ class StatelessChannel:
         return await self._rounds.ask(method, params, key)
 
     async def list_roots(self, *, request_id: RequestId | None, key: str | None) -> list[Any]:
-        if "roots" not in self.client_capabilities:
-            return []
+        if "roots" not in self.client_capabilities or self._rounds is None:
+            return []  # a request that cannot ask (subscriptions/listen) knows no roots
         from mcp_types import Root
 
         result = await self.ask("roots/list", {}, request_id=request_id, timeout=0, key=key)

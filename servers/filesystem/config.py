@@ -2,7 +2,8 @@
 
 The command-line roots are the outer bound. When the client offers roots
 (`roots/list`), the session's sandbox is their intersection with that bound;
-a client offering none keeps the command-line roots.
+a client offering none keeps the command-line roots, and so does a 2026-07-28
+request that cannot ask for them (`subscriptions/listen`: `Context.list_roots` is []).
 """
 
 from __future__ import annotations
