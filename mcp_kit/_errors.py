@@ -20,7 +20,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── TaskStoreError                tasks/_store.py        a task store refused or failed
     │   └── TaskLimitReached                                 too many live tasks
     ├── SkillError (ValueError)       skills/_errors.py      skills that cannot be served (every problem listed)
-    │   ├── ScanError                                        a tree over its bounds or unreadable
+    ├── ScanError (ValueError)        skills/_errors.py      a skill tree over its bounds or unreadable
     ├── FrontmatterError (ValueError)  skills/_errors.py     a SKILL.md whose YAML is invalid
     ├── AuthError                     auth/_errors.py        an HTTP request that must not reach the endpoint
     │   ├── InvalidRequest                                   400 invalid_request

@@ -6,14 +6,15 @@
                                               resource="https://mcp.example.com/mcp",
                                               required_scopes=("mcp:tools",)))
 
-Modules, one job each: `config` (AuthConfig), `resource_uri` (canonical URIs, audience matching),
-`metadata` (RFC 9728 document and paths), `challenge` (WWW-Authenticate build/parse), `discovery`
-(RFC 8414 / OpenID metadata), `jwks` (key cache), `jwt_tokens` (JWT validation, PyJWT),
-`introspection` (RFC 7662), `validator` (which of the two), `principal` (AccessToken), `scopes`,
-`errors`, `middleware` (the ASGI guard), `options` (command-line flags).
+Private modules, one job each: `_config` (AuthConfig), `_resource_uri` (canonical URIs, audience
+matching), `_metadata` (RFC 9728 document and paths), `_challenge` (WWW-Authenticate build/parse),
+`_discovery` (RFC 8414 / OpenID metadata), `_jwks` (key cache), `_jwt_tokens` (JWT validation, PyJWT),
+`_introspection` (RFC 7662), `_validator` (which of the two), `_claims` (finite date claims),
+`_principal` (AccessToken, the canonical owner), `_scopes`, `_errors`, `_middleware` (the ASGI guard),
+`_step_up`, `_options` (command-line flags).
 
-This package imports nothing from the rest of mcp_kit: the session, transports and servers may use
-it, never the other way round.
+This package imports nothing from the rest of mcp_kit but the root exception: the session,
+transports and servers may use it, never the other way round.
 """
 
 from __future__ import annotations

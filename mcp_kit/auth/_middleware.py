@@ -14,7 +14,7 @@
 - Every other path (`/healthz`, ...) passes untouched. Tokens are never logged: rejections log a
   short SHA-256 fingerprint.
 
-Attributes of the wrapped app (`router`, `state`, `transport`) are reachable through the guard.
+Attributes of the wrapped app (`router`, `state`, `session_table`) are reachable through the guard.
 Imports nothing from mcp_kit but `auth.*`; knows nothing of MCP messages.
 """
 

@@ -8,10 +8,10 @@
         turn = await bridge.run_turn("openai", reply)    # every call of the turn, concurrently
         messages.extend(turn.messages)                   # role: tool messages with the right ids, in order
 
-The pieces, one job each: `bridge` (servers in, definitions out, turns run), `vendors/` (one module per
-API shape), `strict_schema` (OpenAI strict mode), `gemini_schema` (Gemini's OpenAPI subset), `names`
-(valid, unique, reversible function names), `arguments` (parse, restore, validate), `executor` (one turn's
-calls, concurrently, errors as data). Host-side code: it builds on `mcp_kit.client` and must not import the
+The private pieces, one job each: `_bridge` (servers in, definitions out, turns run), `_vendors/` (one
+module per API shape), `_strict_schema` (OpenAI strict mode), `_gemini_schema` (Gemini's OpenAPI subset),
+`_names` (valid, unique, reversible function names), `_arguments` (parse, restore, validate), `_executor`
+(one turn's calls, concurrently, errors as data). Host-side code: it builds on `mcp_kit.client` and must not import the
 server side (server, session, transports). Kept out of `mcp_kit.__all__`, which is the server API.
 """
 

@@ -1,10 +1,12 @@
 """Tasks: durable state for long-running requests, polled, answered and cancelled by the client.
 
-`model` holds the record (plain, serialisable data), the statuses and their transitions, and
-`TaskSettings` (TTL and poll interval); `store` the `TaskStore` protocol every backend implements;
-`memory` the in-process store; `wire` the record's shape in each protocol (SEP-2663 for
-2026-07-28, the experimental tasks of 2025-11-25). Running tools as tasks and the `tasks/*`
-methods plug into the request scope, method table and dispatcher (see docs/extensions-design.md).
+The public names are this module's `__all__`; the modules are private: `_model` holds the record
+(plain, serialisable data), the statuses and their transitions, and `TaskSettings` (TTL and poll
+interval); `_store` the `TaskStore` protocol every store implements; `_memory` the in-process store,
+`_redis_store` the shared one; `_wire` the record's shape in each protocol (SEP-2663 for 2026-07-28,
+the experimental tasks of 2025-11-25); `_runner` runs a task's work beside the requests, `_channel` is
+its `TaskChannel`, and `_methods` the `tasks/*` methods and the task branch of `tools/call` (see
+docs/extensions-design.md).
 
 Must not import: session, server, dispatcher, transports, context.
 """

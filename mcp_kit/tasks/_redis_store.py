@@ -19,7 +19,7 @@ store's rules applied to that one record, so both stores keep the same rules. Cr
 the limits and writes the record before it returns (durable creation). `wait_for_change` polls
 the record's version (10 ms doubling to 200 ms), so it sees changes made on any process.
 
-Not yet: the worker lease of docs/extensions-design.md (a task whose process died stays `working`
+There is no worker lease (docs/extensions-design.md): a task whose process died stays `working`
 until it expires).
 
 Must not import: session, server, dispatcher, transports, context.

@@ -6,7 +6,7 @@ the work; the process that runs it learns about cancellation, answers and expiry
 `wait_for_change`, whichever process made the change. Implementations:
 
 - `InMemoryTaskStore` (`tasks.memory`): the default, one process.
-- a Redis store (the scale-out work): the same operations on shared keys, so a task started on
+- a Redis store (`_redis_store.py`): the same operations on shared keys, so a task started on
   one process is polled, answered, cancelled and fetched on any other.
 
 Rules every implementation keeps (the tests in `tests/tasks/test_store.py` state them):

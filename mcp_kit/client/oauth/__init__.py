@@ -6,8 +6,8 @@
     auth = OAuth(url, OAuthClientConfig(store=FileTokenStore("~/.config/mcp-kit/tokens.json")))
     async with connect(url, auth=auth) as session: ...
 
-Modules: `auth` (the httpx.Auth), `flow` (discovery, registration, authorization, tokens),
-`redirects` (interactive loopback, headless, your own), `store` (memory, 0600 file), `pkce`, `errors`.
+Private modules: `_auth` (the httpx.Auth), `_flow` (discovery, registration, authorization, tokens),
+`_redirects` (interactive loopback, headless, your own), `_store` (memory, 0600 file), `_pkce`, `_errors`.
 """
 
 from ._auth import OAuth
