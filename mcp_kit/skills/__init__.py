@@ -7,8 +7,9 @@
     catalog.file(uri).contents()                 # resources/read
     catalog.directory_page("skill://git-workflow")  # resources/directory/read
 
-`frontmatter` parses and checks a SKILL.md's YAML, `scan` reads a tree within bounds, `catalog`
-indexes what was read. The protocol methods that serve a catalog live with the other methods.
+Private modules: `_frontmatter` parses and checks a SKILL.md's YAML, `_scan` reads a tree within
+bounds, `_catalog` indexes what was read, `_errors` says why skills cannot be served, and `_methods`
+serves a catalog (`skills/list`, `skills/get`, `resources/directory/read`, `skill://` reads).
 
 Must not import: session, server, dispatcher, transports, context.
 """
