@@ -47,7 +47,10 @@ def to_gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     """The Gemini `parameters` for a tool input `schema`; None when the tool takes no parameters."""
     converter = _GeminiConverter(schema)  # checks the schema first (a JSON object, local references, budgets)
     root = {k: v for k, v in schema.items() if k not in ("$defs", "definitions", "$schema", "$id")}
-    out = converter.convert(root, "")
+    try:
+        out = converter.convert(root, "")
+    except RecursionError:  # the walker's budgets stop well before; this is the last line of defence
+        raise GeminiSchemaError("", "nests too deeply to convert") from None
     if out.get("type") != "OBJECT" and "anyOf" not in out and out.get("properties") is None:
         if declared_types(root) in ([], ["object"]):
             return None  # an object without properties: no parameters

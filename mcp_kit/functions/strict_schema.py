@@ -60,7 +60,10 @@ class StrictSchemaError(SchemaConversionError):
 
 def to_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the tool input `schema` that OpenAI strict mode accepts; raises StrictSchemaError."""
-    result = _StrictConverter(schema).convert_root()
+    try:
+        result = _StrictConverter(schema).convert_root()
+    except RecursionError:  # the walker's budgets stop well before; this is the last line of defence
+        raise StrictSchemaError("", "nests too deeply to convert") from None
     check_strict_limits(result)
     return result
 
@@ -205,6 +208,10 @@ class _StrictConverter(SchemaWalker):
             raise StrictSchemaError(pointer, "is a free-form object (no properties declared), which strict mode "
                                              "cannot express; declare its properties")
         required = set(node.get("required") or [])
+        undeclared = sorted(required - set(properties))
+        if undeclared:
+            raise StrictSchemaError(pointer, f"requires property {undeclared[0]!r}, which it does not declare; strict "
+                                             "mode closes every object, so it could never be given")
         out_properties: dict[str, Any] = {}
         for name, schema in properties.items():
             where = child(pointer, "properties", name)
