@@ -34,6 +34,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── SchemaConversionError (ValueError)  functions/...    a tool schema a model API cannot take
     │   ├── StrictSchemaError, GeminiSchemaError
     ├── ArgumentError (ValueError)    functions/_arguments.py  a model's arguments that fail the schema
+    ├── MalformedResponseError (ValueError)  functions/_calls.py  a model response without its format's shape
     └── CommandError                  _cli/exit_codes.py     the mcp-kit command: a message and an exit status
 """
 

@@ -11,15 +11,17 @@
 The private pieces, one job each: `_bridge` (servers in, definitions out, turns run), `_vendors/` (one
 module per API shape), `_strict_schema` (OpenAI strict mode), `_gemini_schema` (Gemini's OpenAPI subset),
 `_names` (valid, unique, reversible function names), `_arguments` (parse, restore, validate), `_executor`
-(one turn's calls, concurrently, errors as data). Host-side code: it builds on `mcp_kit.client` and must not import the
-server side (server, session, transports). Kept out of `mcp_kit.__all__`, which is the server API.
+(one turn's calls, concurrently, errors as data), `_schema_walk` (how far any of them follows a server's
+schema: local references only, cycles refused, depth and size bounded). Host-side code: it builds on
+`mcp_kit.client` and must not import the server side (server, session, transports). Kept out of
+`mcp_kit.__all__`, which is the server API.
 """
 
 from ._arguments import ArgumentChecker, ArgumentError, parse_arguments
-from ._bridge import ToolBridge
-from ._calls import ToolCall, ToolOutcome, Turn
+from ._bridge import Export, ExportNote, ToolBridge
+from ._calls import MalformedResponseError, ToolCall, ToolOutcome, Turn
 from ._gemini_schema import GeminiSchemaError, to_gemini_schema
-from ._names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameMap, NameRules
+from ._names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameMap, NameRules, Renamed
 from ._remote import ConfirmationRequest, RemoteTool, ToolSession
 from ._schema_document import SchemaConversionError
 from ._strict_schema import StrictSchemaError, check_strict_limits, to_strict_schema
@@ -33,10 +35,14 @@ __all__ = [
     "ArgumentChecker",
     "ArgumentError",
     "ConfirmationRequest",
+    "Export",
+    "ExportNote",
     "GeminiSchemaError",
+    "MalformedResponseError",
     "NameMap",
     "NameRules",
     "RemoteTool",
+    "Renamed",
     "SchemaConversionError",
     "StrictSchemaError",
     "ToolBridge",

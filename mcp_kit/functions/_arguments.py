@@ -12,23 +12,28 @@
 - `ArgumentChecker.check` restores, then validates against the tool's input schema (JSON Schema, with
   format checks) and raises `ArgumentError` listing every problem by path, in words a model can act on.
 
-Uses `jsonschema` (the maintained JSON Schema validator). Must not import the client or vendor modules.
+Uses `jsonschema` (the maintained JSON Schema validator) through `_schema_walk`: the schema is inspected
+first and references are resolved inside it only, never fetched or read from a file (the constructor
+raises SchemaConversionError for a schema it will not read). Must not import the client or vendor modules.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped]
+from jsonschema import ValidationError  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
 from .._errors import MCPKitError
 from ._schema_document import SchemaConversionError, SchemaDocument, type_of
+from ._schema_walk import inspect_schema, local_validator
 
 MAX_PROBLEMS = 8
-MAX_DEPTH = 64
+MAX_DEPTH = 64  # schema levels `restore` follows
+MAX_VALUE_DEPTH = 64  # levels of nesting in the arguments
 
 
 class ArgumentError(MCPKitError, ValueError):
@@ -42,23 +47,67 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     value = raw
     if isinstance(raw, str | bytes):
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, parse_constant=_refuse_constant)
+        except RecursionError:
+            raise ArgumentError(f"The arguments nest too deeply; at most {MAX_VALUE_DEPTH} levels are accepted.") from None
         except ValueError as exc:
             where = f" (line {exc.lineno}, column {exc.colno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
             raise ArgumentError(f"The arguments are not valid JSON{where}. Send one JSON object, "
                                 'for example {"name": "value"}.') from None
     if not isinstance(value, Mapping):
         raise ArgumentError(f"The arguments must be a JSON object (named parameters), not {type_of(value)}.")
+    check_json_value(value)
     return dict(value)
+
+
+def check_json_value(value: Any) -> None:
+    """Raise ArgumentError unless `value` is JSON that can be sent on: at most MAX_VALUE_DEPTH levels deep,
+    text that is valid Unicode (no lone surrogate), finite numbers. Walks without recursion."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "arguments")]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > MAX_VALUE_DEPTH:
+            raise ArgumentError(f"The arguments nest more than {MAX_VALUE_DEPTH} levels deep (at {path}); "
+                                "send a flatter value.")
+        if isinstance(item, str):
+            _check_text(item, path)
+        elif isinstance(item, bool) or item is None or isinstance(item, int):
+            continue
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise ArgumentError(f"{path}: {item} is not a JSON number; send a finite number.")
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise ArgumentError(f"{path}: the key {key!r} is not text; JSON object keys are strings.")
+                _check_text(key, f"{path} (a key)")
+                stack.append((child, depth + 1, f"{path}.{key}"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, depth + 1, f"{path}[{index}]") for index, child in enumerate(item))
+        else:
+            raise ArgumentError(f"{path}: a {type(item).__name__} is not a JSON value.")
+
+
+def _check_text(text: str, path: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ArgumentError(f"{path}: the text holds a lone surrogate ({text[exc.start]!r} at position {exc.start}), "
+                            "which is not valid Unicode; send the character itself or leave it out.") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 class ArgumentChecker:
     """Restores and validates arguments for one tool's input schema."""
 
     def __init__(self, schema: Mapping[str, Any] | None) -> None:
+        """Raises SchemaConversionError when `schema` is one the bridge does not read (see `_schema_walk`)."""
         self.schema: dict[str, Any] = dict(schema or {"type": "object"})
-        cls = validators.validator_for(self.schema, default=Draft202012Validator)
-        self.validator = cls(self.schema, format_checker=cls.FORMAT_CHECKER)
+        inspect_schema(self.schema)
+        self.validator = local_validator(self.schema, check_formats=True)
         self.document = SchemaDocument(self.schema)
 
     def check(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,7 +121,11 @@ class ArgumentChecker:
         return restored
 
     def problems(self, arguments: Any) -> list[str]:
-        errors = sorted(self.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+        try:
+            errors = sorted(self.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+        except RecursionError:
+            raise ArgumentError("The arguments nest too deeply to be checked against the tool's input schema; "
+                                "send a flatter value.") from None
         lines = [f"{_path(error) or 'arguments'}: {_message(error)}" for error in errors[:MAX_PROBLEMS]]
         if len(errors) > MAX_PROBLEMS:
             lines.append(f"... and {len(errors) - MAX_PROBLEMS} more")

@@ -7,14 +7,19 @@
         messages += [assistant_message, *turn.messages]
 
 Formats: "openai" (Chat Completions), "openai-responses", "anthropic", "gemini". Function names are
-made valid and unique per format (`names.NameMap`), and map back to (server, tool). Must not import the
+made valid and unique per format (`names.NameMap`), and map back to (server, tool). Whatever a server
+lists is hostile data: a malformed tool (no name, a schema that is not an object, a schema the bridge
+will not read: see `_schema_walk`) is left out and noted in `skipped`, and `export` notes every tool left
+out, renamed or exported non-strict, so one server's tools never block another's. Must not import the
 MCP server side (server, session, transports): this is host code on top of `mcp_kit.client`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..client import connect as connect_client
@@ -29,6 +34,43 @@ from ._vendors import ExportedTool, FunctionFormat, ToolChoice, get_format
 from ._vendors.base import description_of
 
 Strict = bool | Literal["auto"]
+logger = logging.getLogger("mcp_kit.functions")
+
+
+@dataclass(frozen=True)
+class ExportNote:
+    """Something a host should know about one tool's export: left out, renamed, or not strict, and why."""
+
+    server: str
+    tool: str | None  # None: the note is about the server's whole tool list
+    reason: str
+
+    def __str__(self) -> str:
+        return f"server {self.server!r}" + (f", tool {self.tool!r}" if self.tool is not None else "") + f": {self.reason}"
+
+
+@dataclass(frozen=True)
+class Export:
+    """One format's tool definitions, and the notes on how they were made."""
+
+    definitions: list[dict[str, Any]]
+    notes: list[ExportNote] = field(default_factory=list)
+
+
+def malformed(definition: Any) -> str | None:
+    """Why a listed tool cannot be offered (None: it can): the fields the bridge reads must have their types."""
+    if not isinstance(definition, Mapping):
+        return f"it is {type(definition).__name__}, not a JSON object"
+    name = definition.get("name")
+    if not isinstance(name, str) or not name:
+        return "it has no name" if name is None else "its name is not a non-empty string"
+    for key in ("inputSchema", "annotations"):
+        if definition.get(key) is not None and not isinstance(definition[key], Mapping):
+            return f"its {key} is {type(definition[key]).__name__}, not a JSON object"
+    for key in ("description", "title"):
+        if definition.get(key) is not None and not isinstance(definition[key], str):
+            return f"its {key} is not a string"
+    return None
 
 
 class ToolBridge:
@@ -90,11 +132,39 @@ class ToolBridge:
         self._set_tools({name: await session.list_tools() for name, session in self.sessions.items()})
         self.tools_changed = False
 
-    def _set_tools(self, tools: Mapping[str, list[dict[str, Any]]]) -> None:
-        self.tools = [RemoteTool(server, dict(definition)) for server, listed in tools.items() for definition in listed]
+    def _set_tools(self, tools: Mapping[str, Any]) -> None:
+        """Take each server's tool list; a malformed tool is left out and noted in `skipped`, never fatal."""
+        self.tools: list[RemoteTool] = []
+        self.skipped: list[ExportNote] = []
+        self._checkers: dict[tuple[str, str], ArgumentChecker] = {}
+        for server, listed in tools.items():
+            if not isinstance(listed, list | tuple):
+                self._skip(server, None, f"its tool list is {type(listed).__name__}, not a list; no tool of it is offered")
+                continue
+            for index, definition in enumerate(listed):
+                problem = malformed(definition)
+                name = definition.get("name") if isinstance(definition, Mapping) else None
+                label = name if isinstance(name, str) else f"#{index}"
+                if problem is None and any(t.server == server and t.name == name for t in self.tools):
+                    problem = "another tool of this server has the same name; the first one is kept"
+                if problem is None:
+                    tool = RemoteTool(server, dict(definition))
+                    try:
+                        checker = ArgumentChecker(tool.input_schema)
+                    except SchemaConversionError as exc:
+                        problem = f"its input schema cannot be used: {exc}"
+                    else:
+                        self.tools.append(tool)
+                        self._checkers[(server, tool.name)] = checker
+                        continue
+                self._skip(server, label, f"left out: {problem}")
         self._by_pair = {(tool.server, tool.name): tool for tool in self.tools}
-        self._checkers = {pair: ArgumentChecker(tool.input_schema) for pair, tool in self._by_pair.items()}
         self._names: dict[str, NameMap] = {}
+
+    def _skip(self, server: str, tool: str | None, reason: str) -> None:
+        note = ExportNote(server, tool, reason)
+        logger.warning("%s", note)
+        self.skipped.append(note)
 
     # ------------------------------------------------------------------ definitions
 
@@ -106,35 +176,46 @@ class ToolBridge:
         return self._names[rules.vendor]
 
     def definitions(self, format: str = "openai", *, strict: Strict = False) -> list[dict[str, Any]]:
-        """Every tool as `format` defines functions.
+        """Every tool as `format` defines functions (`export(...).definitions`).
 
         `strict=True` (OpenAI formats) converts every schema for strict mode and raises StrictSchemaError,
-        naming the tool and the JSON Pointer, when one cannot be; `strict="auto"` marks strict only the
-        tools whose schemas can be. Gemini's conversion raises GeminiSchemaError the same way.
+        naming the tool and the JSON Pointer, when one cannot be; `strict="auto"` exports such a tool
+        non-strict and notes why in `export(...).notes`. A tool Gemini's schema subset cannot express is left
+        out of a Gemini export, noted the same way.
         """
+        return self.export(format, strict=strict).definitions
+
+    def export(self, format: str = "openai", *, strict: Strict = False) -> Export:
+        """The definitions for `format`, with a note for every tool left out, renamed or exported non-strict."""
         fmt = get_format(format)
         if strict is True and not fmt.supports_strict:
             raise ValueError(f"strict mode is OpenAI's; the {format} format has no strict option here")
         names = self.names(format)
+        notes = list(self.skipped)
+        notes += [ExportNote(r.server, r.tool, r.reason) for r in names.renamed]
         out = []
         for tool in self.tools:
             exported = ExportedTool(names.exported(tool.server, tool.name), description_of(tool.definition),
                                     tool.input_schema)
-            out.append(self._definition(fmt, tool, exported, strict))
-        return out
+            definition = self._definition(fmt, tool, exported, strict, notes)
+            if definition is not None:
+                out.append(definition)
+        return Export(out, notes)
 
     @staticmethod
-    def _definition(fmt: FunctionFormat, tool: RemoteTool, exported: ExportedTool, strict: Strict) -> dict[str, Any]:
+    def _definition(fmt: FunctionFormat, tool: RemoteTool, exported: ExportedTool, strict: Strict,
+                    notes: list[ExportNote]) -> dict[str, Any] | None:
         try:
             return fmt.definition(exported, strict=bool(strict) and fmt.supports_strict)
-        except StrictSchemaError as exc:
-            if strict == "auto":
-                return fmt.definition(exported, strict=False)
-            exc.tool = tool.name
-            raise
         except SchemaConversionError as exc:
             exc.tool = tool.name
-            raise
+            if isinstance(exc, StrictSchemaError) and strict is True:
+                raise
+            if isinstance(exc, StrictSchemaError):
+                notes.append(ExportNote(tool.server, tool.name, f"exported without strict mode: {exc}"))
+                return fmt.definition(exported, strict=False)
+            notes.append(ExportNote(tool.server, tool.name, f"left out of the {fmt.key} export: {exc}"))
+            return None
 
     def openai_tools(self, *, strict: Strict = False) -> list[dict[str, Any]]:
         """Chat Completions `tools`."""

@@ -1,8 +1,9 @@
 """The values one model turn is made of: the tool calls it asked for, their outcomes, and the turn itself.
 
 Vendor-neutral: each vendor module turns its response shape into `ToolCall`s and `ToolOutcome`s into its
-message shape. `result_text` says what a model reads of an MCP tool result. Must not import anything
-from mcp_kit.
+message shape; a response that does not have its format's shape raises `MalformedResponseError`.
+`result_text` says what a model reads of an MCP tool result. Must not import anything
+from mcp_kit but the root exception.
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._errors import MCPKitError
+
 ErrorKind = Literal["unknown_tool", "bad_arguments", "tool_error", "declined", "server_gone", "timeout",
                     "protocol_error", "internal_error"]
+
+
+class MalformedResponseError(MCPKitError, ValueError):
+    """A model response does not have the shape its format promises (say, `tool_calls` that is not a list)."""
 
 
 @dataclass(frozen=True)

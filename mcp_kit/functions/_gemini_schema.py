@@ -16,7 +16,10 @@ pattern, minimum/maximum, minProperties/maxProperties, anyOf. So:
 - an object without properties is sent as a value of any shape (Gemini rejects an OBJECT without
   properties), and a tool without parameters gets no `parameters` at all.
 
-Must not import anything from mcp_kit but `schema_document`.
+Every schema is first checked by `_schema_walk` (local references only, no reference cycle without
+nesting, size and depth budgets), and the conversion runs within that module's budgets.
+
+Must not import anything from mcp_kit but `schema_document` and `_schema_walk`.
 """
 
 from __future__ import annotations
@@ -24,17 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._schema_document import (
-    ANNOTATIONS,
-    JSON_TYPES,
-    SchemaConversionError,
-    SchemaDocument,
-    annotation_notes,
-    child,
-    declared_types,
-    join_description,
-    show,
-)
+from ._schema_document import ANNOTATIONS, JSON_TYPES, SchemaConversionError, child, declared_types, show
+from ._schema_walk import SchemaWalker
 
 GEMINI_TYPES = {"string": "STRING", "number": "NUMBER", "integer": "INTEGER", "boolean": "BOOLEAN",
                 "array": "ARRAY", "object": "OBJECT"}
@@ -51,9 +45,12 @@ class GeminiSchemaError(SchemaConversionError):
 
 def to_gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     """The Gemini `parameters` for a tool input `schema`; None when the tool takes no parameters."""
-    converter = _GeminiConverter(schema)
+    converter = _GeminiConverter(schema)  # checks the schema first (a JSON object, local references, budgets)
     root = {k: v for k, v in schema.items() if k not in ("$defs", "definitions", "$schema", "$id")}
-    out = converter.convert(root, "")
+    try:
+        out = converter.convert(root, "")
+    except RecursionError:  # the walker's budgets stop well before; this is the last line of defence
+        raise GeminiSchemaError("", "nests too deeply to convert") from None
     if out.get("type") != "OBJECT" and "anyOf" not in out and out.get("properties") is None:
         if declared_types(root) in ([], ["object"]):
             return None  # an object without properties: no parameters
@@ -63,32 +60,12 @@ def to_gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-class _GeminiConverter:
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.doc = SchemaDocument(root, GeminiSchemaError)
-        self.expanding: list[str] = []
+class _GeminiConverter(SchemaWalker):
+    error = GeminiSchemaError
 
-    def convert(self, node: Any, pointer: str) -> dict[str, Any]:
-        if node is True or node == {}:
-            return {}
-        if node is False:
-            raise GeminiSchemaError(pointer, "accepts no value at all")
-        if not isinstance(node, Mapping):
-            raise GeminiSchemaError(pointer, "is not a schema")
-        notes = annotation_notes(node)
-        if "$ref" in node:
-            out = self.convert_reference(node, pointer)
-        elif "allOf" in node:
-            return self.convert(self.doc.merge_all_of(node, pointer), pointer)
-        elif "anyOf" in node or "oneOf" in node:
-            out = self.convert_union(node, pointer)
-        else:
-            out = self.convert_typed(node, pointer, notes)
-        inherited = out.pop("description", None)  # of an inlined definition or a lone union branch
-        description = join_description(node.get("description"), [inherited, *notes] if inherited else notes)
-        if description:
-            out["description"] = description
-        return out
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        super().__init__(root)
+        self.expanding: list[str] = []
 
     def convert_reference(self, node: Mapping[str, Any], pointer: str) -> dict[str, Any]:
         rest = {k: v for k, v in node.items() if k != "$ref"}
@@ -112,7 +89,7 @@ class _GeminiConverter:
         nullable = False
         for index, branch in enumerate(node[keyword]):
             if shared and isinstance(branch, Mapping):
-                branch = {**shared, **branch}
+                branch = self.with_shared(shared, branch, child(pointer, keyword, index))
             if isinstance(branch, Mapping) and declared_types(branch) == ["null"]:
                 nullable = True
                 continue

@@ -8,8 +8,11 @@
 A tool keeps its own name when that name is valid for the vendor and unique across servers. Names that
 collide get their server as prefix (`prefix="always"` prefixes every name); characters the vendor forbids
 become `_`; a name that is still too long, or that two tools would share after that, is cut and ends in
-`_` plus 8 hex digits of a hash of (server, tool). Every choice depends on the set of tools only, never on
-their order, so the same servers give the same names on every run; the map back is a lookup, not parsing.
+`_` plus 8 hex digits of a hash of (server, tool). When that hashed name is taken too (a tool may be
+named exactly like another's hashed name), another hash of (server, tool) is tried, then numbered names:
+every tool gets a name, whatever the other servers call theirs. `renamed` lists each hashed name with the
+reason. Every choice depends on the set of tools only, never on their order, so the same servers give the
+same names on every run; the map back is a lookup, not parsing.
 
 Must not import anything from mcp_kit.
 """
@@ -17,6 +20,7 @@ Must not import anything from mcp_kit.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -25,6 +29,17 @@ from typing import Literal
 
 Prefix = Literal["auto", "always"]
 HASH_LENGTH = 8
+HASH_ATTEMPTS = 4  # hashes tried for one tool before numbered names
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A tool that could not keep the name it wanted: what it is exported as instead, and why."""
+
+    server: str
+    tool: str
+    name: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -71,14 +86,29 @@ class NameMap:
         holders: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
         for pair, name in candidates.items():
             holders[name].append(pair)
-        self._by_pair: dict[tuple[str, str], str] = {}
-        for pair, name in candidates.items():
-            if len(name) > rules.max_length or len(holders[name]) > 1:
-                name = f"{name[: rules.max_length - HASH_LENGTH - 1]}_{_digest(*pair)}"
-            self._by_pair[pair] = name
+        kept = {pair: name for pair, name in candidates.items()
+                if len(name) <= rules.max_length and len(holders[name]) == 1}
+        taken = set(kept.values())
+        given: dict[tuple[str, str], str] = {}
+        self.renamed: list[Renamed] = []
+        for pair in sorted(set(candidates) - set(kept)):  # sorted: the same names whatever the order of the tools
+            name = candidates[pair]
+            stem = name[: rules.max_length - HASH_LENGTH - 1]
+            hashes = (f"{stem}_{_digest(*pair, attempt)}" for attempt in range(HASH_ATTEMPTS))
+            numbered = (f"{stem}_{number:0{HASH_LENGTH}x}" for number in range(len(taken) + 1))  # one is free
+            hashed = next(name for name in itertools.chain(hashes, numbered) if name not in taken)
+            taken.add(hashed)
+            given[pair] = hashed
+            if len(name) > rules.max_length:
+                why = f"is longer than the {rules.max_length} characters {rules.vendor} allows"
+            else:
+                others = [f"{server}/{tool}" for server, tool in holders[name] if (server, tool) != pair]
+                why = f"would be {name!r}, as would {', '.join(others)}"
+            if not hashed.endswith(_digest(*pair)):
+                why += "; its hashed name was taken by another tool's name"
+            self.renamed.append(Renamed(pair[0], pair[1], hashed, f"its name {why}; exported as {hashed!r}"))
+        self._by_pair = {pair: kept.get(pair) or given[pair] for pair in pairs}
         self._by_name = {name: pair for pair, name in self._by_pair.items()}
-        if len(self._by_name) != len(self._by_pair):  # a hashed name met a plain one: vanishingly rare
-            raise ValueError(f"cannot give unique {rules.vendor} names to these tools: {sorted(wanted.values())}")
         self._by_original = {tool: (server, tool) for server, tool in pairs if servers_per_tool[tool] == 1}
 
     def exported(self, server: str, tool: str) -> str:
@@ -98,5 +128,7 @@ class NameMap:
         return list(self._by_name.items())
 
 
-def _digest(server: str, tool: str) -> str:
-    return hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:HASH_LENGTH]
+def _digest(server: str, tool: str, attempt: int = 0) -> str:
+    """8 hex digits of a hash of (server, tool); `attempt` > 0 gives another one, for a name already taken."""
+    text = f"{server}\0{tool}" + (f"\0{attempt}" if attempt else "")
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_LENGTH]

@@ -74,7 +74,7 @@ class SchemaDocument:
             token = unescape_token(raw)
             if isinstance(node, Mapping) and token in node:
                 node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            elif isinstance(node, list) and token.isdigit() and token == str(int(token)) and int(token) < len(node):
                 node = node[int(token)]
             else:
                 raise KeyError(pointer)
@@ -97,9 +97,15 @@ class SchemaDocument:
     def merge_all_of(self, node: Mapping[str, Any], pointer: str) -> dict[str, Any]:
         """`node` with its `allOf` folded in: each part (references followed) merged into one schema.
 
-        Objects merge their properties and required lists; other keywords must not conflict.
+        Objects merge their properties (a property two parts declare differently gets both schemas, as an
+        allOf of its own) and required lists; other keywords must not conflict. Closed objects
+        (`additionalProperties`) that another part adds properties to cannot be merged: the merged object
+        would accept those properties, which the closed part refuses.
         """
         merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
+        closed: list[tuple[str, set[str]]] = []  # (pointer, its properties) of each part with additionalProperties
+        if merged.get("additionalProperties", True) not in (True, {}):
+            closed.append((pointer, set(merged.get("properties") or {})))
         for index, part in enumerate(node["allOf"]):
             part_pointer = child(pointer, "allOf", index)
             seen: set[str] = set()
@@ -113,13 +119,21 @@ class SchemaDocument:
                 part_pointer = target
             if part is True or part == {}:
                 continue
+            if part is False:
+                raise self.error(part_pointer, "accepts no value at all")
             if not isinstance(part, Mapping):
                 raise self.error(part_pointer, "allOf contains something that is not a schema")
             if "allOf" in part:
                 part = self.merge_all_of(part, part_pointer)
+            if part.get("additionalProperties", True) not in (True, {}):
+                closed.append((part_pointer, set(part.get("properties") or {})))
             for key, value in part.items():
                 if key == "properties":
-                    merged["properties"] = {**merged.get("properties", {}), **value}
+                    properties = dict(merged.get("properties", {}))
+                    for name, schema in value.items():
+                        known = properties.get(name)
+                        properties[name] = schema if known is None or known == schema else {"allOf": [known, schema]}
+                    merged["properties"] = properties
                 elif key == "required":
                     merged["required"] = list(dict.fromkeys([*merged.get("required", []), *value]))
                 elif key in ANNOTATIONS:
@@ -129,6 +143,13 @@ class SchemaDocument:
                                                    "written as one schema")
                 else:
                     merged[key] = copy.deepcopy(value)
+        every_property = set(merged.get("properties") or {})
+        for closed_pointer, own in closed:
+            if every_property - own:
+                extra = sorted(every_property - own)[0]
+                raise self.error(closed_pointer, f"is a closed object (additionalProperties) inside an allOf whose other "
+                                                 f"parts add property {extra!r}; merged into one object it would "
+                                                 "accept what this part refuses")
         return merged
 
 

@@ -16,7 +16,10 @@ What strict mode demands, and what we do about it:
 What cannot be said strictly (a free-form object or map, an untyped value, a tuple, a remote `$ref`)
 raises `StrictSchemaError` naming its JSON Pointer.
 
-Must not import anything from mcp_kit but `schema_document`.
+Every schema is first checked by `_schema_walk` (local references only, no reference cycle without
+nesting, size and depth budgets), and the conversion runs within that module's budgets.
+
+Must not import anything from mcp_kit but `schema_document` and `_schema_walk`.
 """
 
 from __future__ import annotations
@@ -24,19 +27,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
-
 from ._schema_document import (
     ANNOTATIONS,
     JSON_TYPES,
     SchemaConversionError,
-    SchemaDocument,
     annotation_notes,
     child,
     declared_types,
     escape_token,
     join_description,
 )
+from ._schema_walk import SchemaWalker, local_validator
 
 SUPPORTED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
@@ -59,15 +60,20 @@ class StrictSchemaError(SchemaConversionError):
 
 def to_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of the tool input `schema` that OpenAI strict mode accepts; raises StrictSchemaError."""
-    result = _StrictConverter(schema).convert_root()
+    try:
+        result = _StrictConverter(schema).convert_root()
+    except RecursionError:  # the walker's budgets stop well before; this is the last line of defence
+        raise StrictSchemaError("", "nests too deeply to convert") from None
     check_strict_limits(result)
     return result
 
 
-class _StrictConverter:
+class _StrictConverter(SchemaWalker):
+    error = StrictSchemaError
+
     def __init__(self, root: Mapping[str, Any]) -> None:
-        self.doc = SchemaDocument(root, StrictSchemaError)
-        self.null_check = validators.validator_for(root, default=Draft202012Validator)(dict(root))
+        super().__init__(root)
+        self.null_check = local_validator(root)
         self.def_names: dict[str, str] = {}  # target pointer -> name under $defs
         self.defs: dict[str, dict[str, Any]] = {}
         self.pending: list[str] = []
@@ -77,13 +83,18 @@ class _StrictConverter:
 
     def convert_root(self) -> dict[str, Any]:
         root = self.doc.root
-        if not isinstance(root, Mapping):
-            raise StrictSchemaError("", "the input schema is not a JSON object")
         node: dict[str, Any] = {k: v for k, v in root.items() if k not in ("$defs", "definitions", "$schema", "$id")}
         pointer = ""
-        if "$ref" in node:
-            pointer = self.doc.ref_target(node.pop("$ref"), "")
-            node = {**self.doc.at(pointer), **node}
+        while "$ref" in node:  # a chain of references to the arguments' object (cycles were refused before)
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            if set(rest) - ANNOTATIONS:  # `{"$ref": ..., "properties": ...}`: both hold
+                node = self.doc.merge_all_of({"allOf": [{"$ref": node["$ref"]}, rest]}, pointer)
+                break
+            pointer = self.doc.ref_target(node["$ref"], pointer)
+            target = self.doc.at(pointer)
+            if not isinstance(target, Mapping):
+                raise StrictSchemaError(pointer, "the arguments must be an object")
+            node = {**{k: v for k, v in target.items() if k not in ("$defs", "definitions", "$schema", "$id")}, **rest}
         if "allOf" in node:
             node = self.doc.merge_all_of(node, pointer)
         if "anyOf" in node or "oneOf" in node:
@@ -117,30 +128,14 @@ class _StrictConverter:
 
     # ------------------------------------------------------------------ any node
 
-    def convert(self, node: Any, pointer: str) -> dict[str, Any]:
-        if node is True or node == {} or (isinstance(node, Mapping) and set(node) <= ANNOTATIONS):
-            raise StrictSchemaError(pointer, "accepts any JSON value; strict mode needs a definite type here "
-                                             "(give it a type, or export this tool without strict mode)")
-        if node is False:
-            raise StrictSchemaError(pointer, "accepts no value at all")
-        if not isinstance(node, Mapping):
-            raise StrictSchemaError(pointer, "is not a schema")
-        notes = annotation_notes(node)
-        if "$ref" in node:
-            out = self.convert_reference(node, pointer)
-        elif "allOf" in node:
-            return self.convert(self.doc.merge_all_of(node, pointer), pointer)
-        elif "anyOf" in node or "oneOf" in node:
-            out = self.convert_union(node, pointer)
-        else:
-            out = self.convert_typed(node, pointer, notes)
-        inherited = out.pop("description", None)  # of an inlined definition or a lone union branch
-        description = join_description(node.get("description"), [inherited, *notes] if inherited else notes)
-        if description:
-            if set(out) == {"$ref"}:
-                return out  # strict mode allows nothing beside $ref; only a recursive reference gets here
-            out["description"] = description
-        return out
+    def convert_any(self, node: Any, pointer: str) -> dict[str, Any]:
+        raise StrictSchemaError(pointer, "accepts any JSON value; strict mode needs a definite type here "
+                                         "(give it a type, or export this tool without strict mode)")
+
+    def describe(self, out: dict[str, Any], description: str | None) -> dict[str, Any]:
+        if description and set(out) == {"$ref"}:
+            return out  # strict mode allows nothing beside $ref; only a recursive reference gets here
+        return super().describe(out, description)
 
     def convert_reference(self, node: Mapping[str, Any], pointer: str) -> dict[str, Any]:
         constraints = {k: v for k, v in node.items() if k not in ANNOTATIONS and k != "$ref"}
@@ -163,7 +158,7 @@ class _StrictConverter:
         branches: list[dict[str, Any]] = []
         for index, branch in enumerate(node[keyword]):
             if shared and isinstance(branch, Mapping):
-                branch = {**shared, **branch}
+                branch = self.with_shared(shared, branch, child(pointer, keyword, index))
             converted = self.convert(branch, child(pointer, keyword, index))
             parts = converted["anyOf"] if set(converted) == {"anyOf"} else [converted]
             branches.extend(part for part in parts if part not in branches)
@@ -213,6 +208,10 @@ class _StrictConverter:
             raise StrictSchemaError(pointer, "is a free-form object (no properties declared), which strict mode "
                                              "cannot express; declare its properties")
         required = set(node.get("required") or [])
+        undeclared = sorted(required - set(properties))
+        if undeclared:
+            raise StrictSchemaError(pointer, f"requires property {undeclared[0]!r}, which it does not declare; strict "
+                                             "mode closes every object, so it could never be given")
         out_properties: dict[str, Any] = {}
         for name, schema in properties.items():
             where = child(pointer, "properties", name)

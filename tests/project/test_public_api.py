@@ -67,6 +67,7 @@ PUBLIC_MODULES = {
                              "MemoryTokenStore", "OAuth", "OAuthClientConfig", "OAuthError", "OAuthFlow",
                              "RedirectHandler", "TokenStore"],
     "mcp_kit.functions": ["ANTHROPIC_NAMES", "ArgumentChecker", "ArgumentError", "ConfirmationRequest", "FORMATS",
+                          "Export", "ExportNote", "MalformedResponseError", "Renamed",
                           "GEMINI_NAMES", "GeminiSchemaError", "NameMap", "NameRules", "OPENAI_NAMES", "RemoteTool",
                           "SchemaConversionError", "StrictSchemaError", "ToolBridge", "ToolCall", "ToolOutcome",
                           "ToolSession", "Turn", "check_strict_limits", "parse_arguments", "to_gemini_schema",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._calls import ToolCall, ToolOutcome, block_text
 from .._names import ANTHROPIC_NAMES
-from .base import ExportedTool, ToolChoice, field, plain
+from .base import ExportedTool, ToolChoice, entries, field, mapping, plain, text_field
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CHOICE_TYPES = {"auto": "auto", "required": "any", "none": "none", "named": "tool"}
@@ -33,12 +33,12 @@ class AnthropicFormat:
 
     def calls(self, response: Any) -> list[ToolCall]:
         data = plain(response)
-        blocks = field(data, "content") if isinstance(data, Mapping) else data
+        blocks = entries(field(data, "content") if isinstance(data, Mapping) else data, "content")
         found: list[ToolCall] = []
-        for block in blocks or []:
-            block = plain(block)
+        for index, block in enumerate(blocks):
+            block = mapping(block, f"content[{index}]")
             if field(block, "type") == "tool_use":
-                found.append(ToolCall(field(block, "id"), str(field(block, "name") or ""), field(block, "input")))
+                found.append(ToolCall(field(block, "id"), text_field(block, "name"), field(block, "input")))
         return found
 
     def results(self, outcomes: Sequence[ToolOutcome]) -> list[dict[str, Any]]:

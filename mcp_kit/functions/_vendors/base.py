@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .._calls import ToolCall, ToolOutcome
+from .._calls import MalformedResponseError, ToolCall, ToolOutcome
 from .._names import NameRules
 
 ChoiceMode = Literal["auto", "required", "none", "named"]
@@ -46,7 +46,10 @@ class FunctionFormat(Protocol):
         ...
 
     def calls(self, response: Any) -> list[ToolCall]:
-        """The function calls in a model response (a whole response, or the part that holds them)."""
+        """The function calls in a model response (a whole response, or the part that holds them).
+
+        Raises MalformedResponseError when the response does not have the format's shape.
+        """
         ...
 
     def results(self, outcomes: Sequence[ToolOutcome]) -> list[dict[str, Any]]:
@@ -65,6 +68,46 @@ def plain(value: Any) -> Any:
     if callable(dump):
         return dump(mode="json", by_alias=True, exclude_none=True)
     return value
+
+
+def entries(value: Any, where: str) -> list[Any]:
+    """A list from a response (absent: empty), each entry as plain data; anything else is malformed."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise MalformedResponseError(f"{where} is {json_kind(value)}, not a list")
+    return [plain(item) for item in value]
+
+
+def mapping(value: Any, where: str) -> Mapping[str, Any]:
+    """`value` as plain data when it is a JSON object; anything else is malformed."""
+    value = plain(value)
+    if not isinstance(value, Mapping):
+        raise MalformedResponseError(f"{where} is {json_kind(value)}, not a JSON object")
+    return value
+
+
+def json_kind(value: Any) -> str:
+    """What a value is, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def text_field(data: Mapping[str, Any], *names: str) -> str:
+    """A name field of a call as text (a missing or non-text name is "": no tool has it)."""
+    value = field(data, *names)
+    return value if isinstance(value, str) else ""
 
 
 def field(data: Any, *names: str) -> Any:

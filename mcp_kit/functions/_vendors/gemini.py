@@ -17,7 +17,7 @@ from typing import Any
 from .._calls import ToolCall, ToolOutcome
 from .._gemini_schema import to_gemini_schema
 from .._names import GEMINI_NAMES
-from .base import ExportedTool, ToolChoice, field, plain
+from .base import ExportedTool, ToolChoice, entries, field, mapping, plain, text_field
 
 MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "named": "ANY"}
 
@@ -36,18 +36,21 @@ class GeminiFormat:
 
     def calls(self, response: Any) -> list[ToolCall]:
         data = plain(response)
-        candidates = field(data, "candidates")
-        if isinstance(candidates, list) and candidates:
-            data = plain(candidates[0])
+        if isinstance(data, Mapping) and "candidates" in data:
+            candidates = entries(data["candidates"], "candidates")
+            if not candidates:
+                return []
+            data = mapping(candidates[0], "candidates[0]")
         content = field(data, "content")
         if content is not None:
-            data = plain(content)
-        parts = field(data, "parts") if isinstance(data, Mapping) else data
+            data = mapping(content, "content")
+        parts = entries(field(data, "parts") if isinstance(data, Mapping) else data, "parts")
         found: list[ToolCall] = []
-        for part in parts or []:
-            call = plain(field(plain(part), "functionCall", "function_call"))
-            if isinstance(call, Mapping):
-                found.append(ToolCall(field(call, "id"), str(field(call, "name") or ""), field(call, "args") or {}))
+        for index, part in enumerate(parts):
+            call = field(mapping(part, f"parts[{index}]"), "functionCall", "function_call")
+            if call is not None:
+                call = mapping(call, f"parts[{index}].functionCall")
+                found.append(ToolCall(field(call, "id"), text_field(call, "name"), field(call, "args") or {}))
         return found
 
     def results(self, outcomes: Sequence[ToolOutcome]) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 from .._calls import ToolCall, ToolOutcome, error_text
 from .._names import OPENAI_NAMES
 from .._strict_schema import to_strict_schema
-from .base import ExportedTool, ToolChoice, field, plain
+from .base import ExportedTool, ToolChoice, entries, field, mapping, text_field
 
 
 class OpenAIChatFormat:
@@ -31,17 +31,22 @@ class OpenAIChatFormat:
         return {"type": "function", "function": function}
 
     def calls(self, response: Any) -> list[ToolCall]:
-        data = plain(response)
-        choices = field(data, "choices")
-        if isinstance(choices, list) and choices:
-            data = field(plain(choices[0]), "message")
+        data = mapping(response, "the response")
+        if "choices" in data:
+            choices = entries(data["choices"], "choices")
+            if not choices:
+                return []
+            message = mapping(choices[0], "choices[0]").get("message")
+            if message is None:
+                return []
+            data = mapping(message, "choices[0].message")
         found: list[ToolCall] = []
-        for item in field(data, "tool_calls") or []:
-            item = plain(item)
-            function = field(item, "function")
-            if field(item, "type") not in (None, "function") or not isinstance(function, Mapping):
+        for index, item in enumerate(entries(field(data, "tool_calls"), "tool_calls")):
+            item = mapping(item, f"tool_calls[{index}]")
+            if field(item, "type") not in (None, "function"):
                 continue
-            found.append(ToolCall(field(item, "id"), str(field(function, "name") or ""), field(function, "arguments")))
+            function = mapping(field(item, "function"), f"tool_calls[{index}].function")
+            found.append(ToolCall(field(item, "id"), text_field(function, "name"), field(function, "arguments")))
         return found
 
     def results(self, outcomes: Sequence[ToolOutcome]) -> list[dict[str, Any]]:

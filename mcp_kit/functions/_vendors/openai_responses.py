@@ -14,7 +14,7 @@ from typing import Any
 
 from .._calls import ToolCall, ToolOutcome, error_text
 from .._names import OPENAI_NAMES
-from .base import ExportedTool, ToolChoice, field, plain
+from .base import ExportedTool, ToolChoice, entries, field, mapping, plain, text_field
 from .openai_chat import parameters
 
 
@@ -30,12 +30,12 @@ class OpenAIResponsesFormat:
 
     def calls(self, response: Any) -> list[ToolCall]:
         data = plain(response)
-        items = field(data, "output") if isinstance(data, Mapping) else data
+        items = entries(field(data, "output") if isinstance(data, Mapping) else data, "output")
         found: list[ToolCall] = []
-        for item in items or []:
-            item = plain(item)
+        for index, item in enumerate(items):
+            item = mapping(item, f"output[{index}]")
             if field(item, "type") == "function_call":
-                found.append(ToolCall(field(item, "call_id"), str(field(item, "name") or ""), field(item, "arguments")))
+                found.append(ToolCall(field(item, "call_id"), text_field(item, "name"), field(item, "arguments")))
         return found
 
     def results(self, outcomes: Sequence[ToolOutcome]) -> list[dict[str, Any]]:
