@@ -16,6 +16,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
+    ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its value or namespace bound
     ├── BodyTooLarge, BodyTimeout     _transports/http_security.py  an HTTP body over its size or time
     ├── TaskStoreError                tasks/_store.py        a task store refused or failed
     │   └── TaskLimitReached                                 too many live tasks
