@@ -10,6 +10,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     │       ├── ResourceNotFound                             -32002 (handshake era) / -32602 (2026-07-28)
     │       ├── UpstreamUnavailable                          -31001; inside a tool, isError: true
     │       ├── InsufficientScopeError                       -31002 (OAuth scope missing, no HTTP challenge possible)
+    │       ├── RateLimited                                  -31003 with retryAfter (a tool: isError; HTTP: 429)
     │       └── SkillNotFound         skills/_errors.py      -32602, an unknown skill:// URI
     ├── EncodeError (ValueError)      _protocol/jsonrpc.py   a value that cannot be written as JSON
     ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message

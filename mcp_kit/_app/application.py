@@ -16,11 +16,13 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar, overload
 
 import anyio
 
+from .._backends.base import Backend
+from .._backends.memory import MemoryBackend
 from .._execution.executors import Executors, RunIn
 from .._execution.threads import DEFAULT_SWITCH_INTERVAL
 from .._primitives.completions import CompletionRegistry
@@ -35,6 +37,7 @@ from ..tasks import InMemoryTaskStore, TaskSettings, TaskStore
 from ..tasks._runner import TaskRunner
 from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
 from .context import Context
+from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 
 logger = logging.getLogger("mcp_kit.server")
@@ -107,6 +110,10 @@ class Application:
         self.task_settings = task_settings or TaskSettings()
         self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)
         self.skills: SkillCatalog | None = None  # SEP-2640 skills, once add_skills was called
+        self.backend: Backend = MemoryBackend()  # ctx.state, rate limits, the response cache; `attached` shares it
+        self.state_limits = StateLimits()
+        # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
+        self.change_hooks: list[Callable[[str, str], Awaitable[None]]] = []
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -375,7 +382,27 @@ class Application:
 
         Safe to call from the event loop and from any thread (sync tools run in worker threads).
         """
-        self._on_loop(self.hub.publish, uri)
+        if self.change_hooks:  # the hooks first (the response cache drops the URI), then the subscribers hear it
+            self._on_loop(self._after_changes, "resource", uri, self.hub.publish)
+        else:
+            self._on_loop(self.hub.publish, uri)
+
+    def _after_changes(self, kind: str, what: str, then: Callable[[str], None]) -> None:
+        """Await the change hooks for a change of `kind` ("resource" or "list") on this process, then `then(what)`."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving yet: nothing to tell
+            then(what)
+            return
+        loop.create_task(self._run_changes(kind, what, then))
+
+    async def _run_changes(self, kind: str, what: str, then: Callable[[str], None]) -> None:
+        for hook in list(self.change_hooks):
+            try:
+                await hook(kind, what)
+            except Exception:
+                logger.exception("change hook failed")
+        then(what)
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn` inside a task on the server's event loop: now when already in one, else scheduled there.
@@ -403,6 +430,12 @@ class Application:
         self._on_loop(self._send_list_changed, kind)
 
     def _send_list_changed(self, kind: str) -> None:
+        if self.change_hooks:
+            self._after_changes("list", kind, self._fan_out_list_changed)
+        else:
+            self._fan_out_list_changed(kind)
+
+    def _fan_out_list_changed(self, kind: str) -> None:
         self.deliver_list_changed(kind)
         if self.relay_list_changed is not None:
             self.relay_list_changed(kind)

@@ -15,7 +15,8 @@ on I/O comes in the next one.
 
 `requestState` carries the answers of earlier rounds, signed with HMAC-SHA256 and bound to the
 method and target, so a client cannot forge or transplant it (`MCP_KIT_STATE_SECRET` shares the
-key across processes).
+key across processes). `sign_handle` signs other client-held ids with the same key (`ctx.state`'s
+2026-07-28 handle).
 
 Imports nothing from mcp_kit but `errors`.
 """
@@ -72,6 +73,25 @@ def verify_state(state: str, binding: str) -> dict[str, Any]:
         raise invalid_params("Invalid requestState: it was altered, forged, or belongs to another request; "
                              "start the request again without requestState")
     return data["a"]
+
+
+def sign_handle(purpose: str, value: str) -> str:
+    """`value` with an HMAC of it (for `purpose`) under the same key: a handle a client carries and cannot forge."""
+    mac = hmac.new(_SECRET, f"{purpose}:{value}".encode(), hashlib.sha256).digest()[:18]
+    return f"{value}.{_b64(mac)}"
+
+
+def verify_handle(purpose: str, handle: str) -> str | None:
+    """The value inside a handle `sign_handle` made for `purpose`; None when it was altered or forged."""
+    value, _, mac_text = handle.rpartition(".")
+    if not value or len(handle) > 512:
+        return None
+    try:
+        mac = _unb64(mac_text)
+    except ValueError:
+        return None
+    expected = hmac.new(_SECRET, f"{purpose}:{value}".encode(), hashlib.sha256).digest()[:18]
+    return value if hmac.compare_digest(expected, mac) else None
 
 
 def valid_answer(method: str, answer: Any) -> bool:

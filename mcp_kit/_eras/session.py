@@ -304,6 +304,10 @@ class SessionChannel:
     def lifespan_state(self) -> Any:
         return self._session.app.lifespan_state
 
+    @property
+    def app(self) -> Application:
+        return self._session.app
+
     async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         await self._session.notify(method, params, request_id)
 

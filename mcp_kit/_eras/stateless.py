@@ -23,6 +23,7 @@ from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
 from .._app.methods import CACHEABLE, INPUT_ROUND_METHODS, ROUTES
+from .._app.state import NEW_HANDLE, STATE_HANDLE_KEY, HandleSlot
 from .._primitives.resources import bind_resource
 from .._protocol.errors import (
     MISSING_CLIENT_CAPABILITY,
@@ -85,6 +86,10 @@ class StatelessChannel:
     def lifespan_state(self) -> Any:
         return self._app.lifespan_state
 
+    @property
+    def app(self) -> Application:
+        return self._app
+
     async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         await self._port.notify(method, params, request_id)
 
@@ -145,10 +150,18 @@ class StatelessRequests:
         route = ROUTES.get(method)
         if route is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        if method in INPUT_ROUND_METHODS:
-            result = await self._with_rounds(request, params, version, meta, principal)
-        else:
-            result = await route(self._app, params, Context(self._scope(version, meta, None), request.id, meta, principal))
+        slot = HandleSlot()  # a state handle made while serving goes back in the result's _meta
+        reset = NEW_HANDLE.set(slot)
+        try:
+            if method in INPUT_ROUND_METHODS:
+                result = await self._with_rounds(request, params, version, meta, principal)
+            else:
+                result = await route(self._app, params, Context(self._scope(version, meta, None), request.id, meta,
+                                                                principal))
+        finally:
+            NEW_HANDLE.reset(reset)
+        if slot.handle is not None:
+            result["_meta"] = {**(result.get("_meta") or {}), STATE_HANDLE_KEY: slot.handle}
         if "resultType" not in result:
             result["resultType"] = "complete"
         if method in CACHEABLE and result["resultType"] == "complete":

@@ -45,6 +45,7 @@ from .._protocol.versions import PROTOCOL_VERSION_KEY, STATELESS_VERSIONS, is_st
 from .event_streams import EventStream
 from .http_common import VERSION_HEADER, is_json
 from .http_responses import Finally, followed_stream, too_busy
+from .http_admission import Admit, rate_refusal
 from .http_scopes import RequiredScopes, caller, scope_refusal
 from .http_sessions import SessionTable
 from .http_writer import StreamableWriter
@@ -118,10 +119,11 @@ class StatelessHTTP:
     """POST on `/mcp` in the 2026-07-28 shape: one request, one short-lived connection."""
 
     def __init__(self, table: SessionTable, param_headers: ParamHeaders | None,
-                 required_scopes: RequiredScopes | None = None) -> None:
+                 required_scopes: RequiredScopes | None = None, admit: Admit | None = None) -> None:
         self.table = table
         self.param_headers = param_headers
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
+        self.admit = admit  # rate limits counted before dispatch (http_admission.py)
 
     async def serve(self, request: HTTPRequest, decoded: Decoded | None = None) -> HTTPResponse:
         """Serve one stateless-era HTTP request; `decoded` is its body when the endpoint already decoded it."""
@@ -150,6 +152,10 @@ class StatelessHTTP:
             refused = scope_refusal(request, principal, message, self.required_scopes)
             if refused is not None:
                 return refused
+        if self.admit is not None:
+            limited = await rate_refusal(self.admit, message, principal, None, STATELESS_VERSIONS[0])
+            if limited is not None:
+                return limited
         return await self._run(request, message, principal)
 
     async def _run(self, http_request: HTTPRequest, message: Request, principal: object | None = None) -> Any:
