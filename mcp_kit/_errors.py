@@ -15,6 +15,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── EncodeError (ValueError)      _protocol/jsonrpc.py   a value that cannot be written as JSON
     ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message
     ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
+    ├── ToolCrashed                   _primitives/tools.py   inside the middleware chain: a tool raised unexpectedly
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
     ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its value or namespace bound

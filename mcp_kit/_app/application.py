@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
 import anyio
@@ -35,16 +35,19 @@ from ..skills import EXTENSION_ID as SKILLS_EXTENSION
 from ..skills import Skill, SkillCatalog
 from ..tasks import InMemoryTaskStore, TaskSettings, TaskStore
 from ..tasks._runner import TaskRunner
-from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
+from ..tasks._wire import TASKS_EXTENSION
+from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
+from .pipeline import Middleware, Pipeline, build_pipeline
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 
 logger = logging.getLogger("mcp_kit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 A = TypeVar("A", bound="Application")
+# Where the built-in middleware sit in the chain, outermost first; the server's own middleware follow them.
+BUILTIN_ORDER = ("request_log", "audit", "mask_errors", "result_size", "timeouts")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
 
 
@@ -78,8 +81,13 @@ class Application:
         max_sync_threads: int | None = None,
         max_tool_processes: int | None = None,
         switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
+        middleware: Sequence[Middleware] = (),
+        list_by_scope: bool = False,
     ) -> None:
-        """`max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
+        """`middleware`: run around every request, in order, the first outermost (see `add_middleware`);
+        `list_by_scope`: lists show a caller only what its OAuth scopes allow, and a hidden tool answers as an
+        unknown one.
+        `max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
         CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
         5 ms or more (None: leave it alone).
@@ -114,6 +122,12 @@ class Application:
         self.state_limits = StateLimits()
         # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
         self.change_hooks: list[Callable[[str, str], Awaitable[None]]] = []
+        self.list_by_scope = list_by_scope
+        self.middleware: list[Middleware] = []  # the server's own, in order (after the built-ins)
+        self.builtin_middleware: dict[str, Middleware] = {}  # by slot (BUILTIN_ORDER)
+        self.pipeline: Pipeline | None = None  # the composed chain; None: no middleware, routes called directly
+        for each in middleware:
+            self.add_middleware(each)
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -276,6 +290,32 @@ class Application:
         self.roots_hooks.append(fn)
         return fn
 
+    # ------------------------------------------------------------------ middleware
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Run `middleware` around every request from now on, inside the middleware added before it.
+
+        The chain is composed here, once, not per request.
+        """
+        if not isinstance(middleware, Middleware):
+            raise TypeError(f"add_middleware takes an mcp_kit.Middleware, not {type(middleware).__name__}")
+        self.middleware.append(middleware)
+        self._compose()
+
+    def set_builtin_middleware(self, slot: str, middleware: Middleware | None) -> None:
+        """Put (or, with None, remove) a built-in middleware in its fixed place of the chain (`BUILTIN_ORDER`)."""
+        if slot not in BUILTIN_ORDER:
+            raise ValueError(f"unknown built-in middleware slot {slot!r}; one of {', '.join(BUILTIN_ORDER)}")
+        if middleware is None:
+            self.builtin_middleware.pop(slot, None)
+        else:
+            self.builtin_middleware[slot] = middleware
+        self._compose()
+
+    def _compose(self) -> None:
+        builtins = [self.builtin_middleware[slot] for slot in BUILTIN_ORDER if slot in self.builtin_middleware]
+        self.pipeline = build_pipeline([*builtins, *self.middleware])
+
     # ------------------------------------------------------------------ audit trail
 
     def add_audit_hook(self, hook: AuditHook) -> None:
@@ -285,7 +325,8 @@ class Application:
         "resource"), tool or uri, arguments, outcome, error, duration, and the OAuth subject.
         """
         self.audit_hooks.append(hook)
-
+        if "audit" not in self.builtin_middleware:
+            self.set_builtin_middleware("audit", AuditTrail(self))
 
     def enable_audit_log(self, path: str) -> None:
         """Append one JSON line per tool call and per resource read to `path`."""
