@@ -47,7 +47,7 @@ logger = logging.getLogger("mcp_kit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 A = TypeVar("A", bound="Application")
 # Where the built-in middleware sit in the chain, outermost first; the server's own middleware follow them.
-BUILTIN_ORDER = ("request_log", "audit", "mask_errors", "result_size", "timeouts")
+BUILTIN_ORDER = ("request_log", "audit", "rate_limit", "mask_errors", "result_size", "cache", "timeouts")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
 
 
@@ -295,11 +295,13 @@ class Application:
     def add_middleware(self, middleware: Middleware) -> None:
         """Run `middleware` around every request from now on, inside the middleware added before it.
 
-        The chain is composed here, once, not per request.
+        The chain is composed here, once, not per request. A middleware with a `bind(app)` method
+        is told the application it serves (the response cache listens for changes through it).
         """
         if not isinstance(middleware, Middleware):
             raise TypeError(f"add_middleware takes an mcp_kit.Middleware, not {type(middleware).__name__}")
         self.middleware.append(middleware)
+        _bind(middleware, self)
         self._compose()
 
     def set_builtin_middleware(self, slot: str, middleware: Middleware | None) -> None:
@@ -310,6 +312,7 @@ class Application:
             self.builtin_middleware.pop(slot, None)
         else:
             self.builtin_middleware[slot] = middleware
+            _bind(middleware, self)
         self._compose()
 
     def _compose(self) -> None:
@@ -527,6 +530,12 @@ class Application:
             self._running = 0
             self._loop = None
             self.executors.shutdown()
+
+
+def _bind(middleware: Middleware, app: Application) -> None:
+    bind = getattr(middleware, "bind", None)
+    if callable(bind):
+        bind(app)
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> None:

@@ -3,9 +3,9 @@
 - `CLIENT_ADDRESS`: the network address of the HTTP client that sent the request (None on stdio).
   The HTTP endpoint sets it before it feeds the dispatcher, whose request tasks copy the context,
   so every handler of that request (and nothing else) sees it.
-- `ADMITTED`: True when the HTTP transport already counted this lone request against the rate
-  limits before dispatching it (and could still answer 429); the rate-limit middleware then does
-  not count it again.
+- `ADMITTED`: the rate limits (`RateLimit` middleware) the HTTP transport already counted this
+  lone request against before dispatching it (where it could still answer 429); those do not
+  count it again.
 
 A client cannot set either: they are Python context, never part of a message.
 
@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from typing import Any
 
 CLIENT_ADDRESS: ContextVar[str | None] = ContextVar("mcp_kit_client_address", default=None)
-ADMITTED: ContextVar[bool] = ContextVar("mcp_kit_rate_admitted", default=False)
+ADMITTED: ContextVar[tuple[object, ...]] = ContextVar("mcp_kit_rate_admitted", default=())
 
 
 def caller_key(principal: Any, session_id: str | None, stateless: bool) -> str:

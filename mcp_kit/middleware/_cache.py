@@ -14,8 +14,9 @@ the protocol version, so every era and page has its own entries.
 Entries live in the application's backend (`--backend redis://...`: one cache for the
 deployment). `notify_resource_updated(uri)` drops that URI's reads, and a change of a list
 (tools, prompts, resources: registering or removing one) drops that list, through the backend's
-invalidation (every process sees the entries go, and hears it on the bus). Reads answered from
-the cache still check the caller's OAuth scopes and still reach the audit trail. Entries are
+invalidation (every process sees the entries go, and hears it on the bus), before the change is
+fanned out to subscribers. Reads answered from the cache still check the caller's OAuth scopes
+and still reach the audit trail (which sits outside the cache). Entries are
 bounded (`max_entry_bytes` each, `max_entries` per list or URI): a result past them is served,
 not kept.
 
@@ -32,7 +33,7 @@ from typing import Any, Literal
 import orjson
 
 from .._app.application import Application
-from .._app.methods import require_scopes, subject_of
+from .._app.methods import require_scopes
 from .._app.pipeline import Call, CallNext, Middleware
 from .._backends.base import Backend, BackendUnavailable, StoreLimitExceeded
 from .._protocol.peer import caller_key
@@ -114,10 +115,8 @@ class ResponseCache(Middleware):
 
     def _serve_hit(self, call: Call, hit: bytes) -> Any:
         app = call.app
-        if call.method == "resources/read":
+        if call.method == "resources/read":  # the audit trail (outside this middleware) records it as any read
             require_scopes(call.ctx, app.required_scopes(call.method, call.params), f"Resource {call.uri!r}")
-            if app.audit_hooks:
-                app.record_resource_read(call.session_id, call.uri or "", None, 0.0, subject_of(call.ctx))
         return orjson.loads(hit)
 
     async def _keep(self, backend: Backend, namespace: str, key: str, scope: Scope, result: Any,

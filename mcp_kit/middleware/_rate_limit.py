@@ -98,7 +98,7 @@ class RateLimit(Middleware):
         return None if taken.allowed else (rate, max(0.001, round(taken.retry_after, 3)))
 
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
-        if call.in_task or ADMITTED.get():
+        if call.in_task or self in ADMITTED.get():
             return await call_next(call)
         backend = self.backend or call.app.backend
         caller = caller_key(call.principal, call.session_id, call.stateless)
@@ -123,7 +123,7 @@ class RateLimit(Middleware):
         over = await self.take(backend, method, params, caller_key(principal, session_id, stateless))
         if over is None:
             if self.rule_for(method, params) is not None:
-                ADMITTED.set(True)
+                ADMITTED.set((*ADMITTED.get(), self))
             return None
         return refusal(method, params, *over)
 
