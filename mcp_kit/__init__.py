@@ -13,6 +13,7 @@ try:
     from ._app.audit import AuditRecord, ToolCallRecord
     from ._app.context import Context
     from ._app.pipeline import Call, CallNext, Middleware
+    from ._app.state import StateTooLarge, StateUnavailable
     from ._app.polling import poll_for_changes
     from ._errors import MCPKitError
     from ._primitives.content import AssistantMessage, Audio, Image, UserMessage
@@ -91,6 +92,8 @@ __all__ = [
     "Resource",
     "ResourceLink",
     "ResourceNotFound",
+    "StateTooLarge",
+    "StateUnavailable",
     "Root",
     "TextContent",
     "TextResourceContents",

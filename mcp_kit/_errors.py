@@ -19,6 +19,8 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
     ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its value or namespace bound
+    │   └── StateTooLarge             _app/state.py          a ctx.state write over its bounds
+    ├── StateUnavailable              _app/state.py          ctx.user_state without an OAuth caller
     ├── BodyTooLarge, BodyTimeout     _transports/http_security.py  an HTTP body over its size or time
     ├── TaskStoreError                tasks/_store.py        a task store refused or failed
     │   └── TaskLimitReached                                 too many live tasks
