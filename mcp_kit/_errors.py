@@ -18,7 +18,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── ToolCrashed                   _primitives/tools.py   inside the middleware chain: a tool raised unexpectedly
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
-    ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its value or namespace bound
+    ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its bounds
     │   └── StateTooLarge             _app/state.py          a ctx.state write over its bounds
     ├── StateUnavailable              _app/state.py          ctx.user_state without an OAuth caller
     ├── BodyTooLarge, BodyTimeout     _transports/http_security.py  an HTTP body over its size or time

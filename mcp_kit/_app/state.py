@@ -16,7 +16,8 @@ Values are JSON (what `orjson` writes); each is at most `StateLimits.max_value_b
 each state holds at most `max_keys` keys: past either, `set` raises `StateTooLarge` and changes
 nothing. Every value lives `ttl` seconds (`StateLimits.ttl` unless given) after it was written.
 
-Imports the backends' types, the caller rule and input rounds' signing key.
+Imports the backends' types, the caller rule and input rounds' signing key; never the context (which
+imports this: a handler's `Context` is passed in).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from .._protocol.versions import is_stateless
 
 if TYPE_CHECKING:
     from .._backends.base import Backend
-    from .context import Context
 
 STATE_HANDLE_KEY = "io.github.mcp-kit/state"  # in `_meta`: the 2026-07-28 state handle
 _MISSING = object()
@@ -117,7 +117,7 @@ class HandleSlot:
 NEW_HANDLE: ContextVar[HandleSlot | None] = ContextVar("mcp_kit_state_handle", default=None)
 
 
-def session_state(ctx: Context, backend: Backend, limits: StateLimits) -> State:
+def session_state(ctx: Any, backend: Backend, limits: StateLimits) -> State:
     """`ctx.state` (see the module docstring)."""
     if not is_stateless(ctx.protocol_version):
         return State(backend, f"state:s:{ctx.session_id}", limits)
@@ -136,7 +136,7 @@ def session_state(ctx: Context, backend: Backend, limits: StateLimits) -> State:
     return State(backend, None, limits, first_write)
 
 
-def user_state(ctx: Context, backend: Backend, limits: StateLimits) -> State:
+def user_state(ctx: Any, backend: Backend, limits: StateLimits) -> State:
     """`ctx.user_state` (see the module docstring)."""
     if ctx.principal is None:
         raise StateUnavailable("ctx.user_state needs an OAuth caller (it is kept per subject) and this request has "

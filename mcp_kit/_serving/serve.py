@@ -83,7 +83,8 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--rate-limit", action="append", default=_env_list("MCP_RATE_LIMIT"), metavar="[TARGET=]RATE",
                        help="a token-bucket limit per caller (OAuth subject, else session, else client address): "
                             "10/s for every request, search=5/m for one tool, resources/read=100/m for one method; "
-                            "RATE is COUNT/WINDOW[:BURST] (s, m, h, d); repeatable [env MCP_RATE_LIMIT, comma-separated]")
+                            "RATE is COUNT/WINDOW[:BURST] (s, m, h, d); repeatable "
+                            "[env MCP_RATE_LIMIT, comma-separated]")
     group.add_argument("--rate-limit-burst", type=float, default=_env_float("MCP_RATE_LIMIT_BURST"),
                        help="the burst of each --rate-limit written without one (default: its count) "
                             "[env MCP_RATE_LIMIT_BURST]")
@@ -111,7 +112,8 @@ def apply_limit_arguments(app: Application, args: argparse.Namespace) -> None:
     specs = [spec for item in getattr(args, "rate_limit", None) or () for spec in item.split(",") if spec.strip()]
     if specs:
         try:
-            app.set_builtin_middleware("rate_limit", RateLimit.from_specs(specs, getattr(args, "rate_limit_burst", None)))
+            limit = RateLimit.from_specs(specs, getattr(args, "rate_limit_burst", None))
+            app.set_builtin_middleware("rate_limit", limit)
         except ValueError as exc:
             raise ValueError(f"--rate-limit: {exc}") from None
     if getattr(args, "cache_ttl_ms", None) is not None:

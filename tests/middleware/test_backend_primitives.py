@@ -54,7 +54,8 @@ async def test_memory_buckets_are_bounded(memory: tuple[MemoryBackend, Clock], m
     assert list(backend._buckets) == ["c", "d", "e"]  # the least recently used forgotten: full again
 
 
-async def test_memory_values_expire_and_are_bounded_per_value_and_namespace(memory: tuple[MemoryBackend, Clock]) -> None:
+async def test_memory_values_expire_and_are_bounded_per_value_and_namespace(
+        memory: tuple[MemoryBackend, Clock]) -> None:
     backend, clock = memory
     await backend.kv_set("ns", "a", b"1", ttl=10)
     assert await backend.kv_get("ns", "a") == b"1"

@@ -70,17 +70,18 @@ async def test_ctx_state_is_the_same_on_every_process(three: list[ServerURL]) ->
 
 async def test_a_read_cached_by_one_process_is_served_by_all_until_it_changes(three: list[ServerURL]) -> None:
     async with sdk_session(three) as session:
-        first = [text_of_read(await session.read_resource("demo://page")) for _ in range(3)]  # type: ignore[arg-type]
+        first = [await read_page(session) for _ in range(3)]
         assert first[0].startswith("read ") and first == [first[0]] * 3  # one real read, on one process
         await session.call_tool("bump", {"uri": "demo://page"})
         with anyio.fail_after(10):  # dropped at once (entries live 60 s): a few requests at most
-            while (again := text_of_read(await session.read_resource("demo://page"))) == first[0]:  # type: ignore[arg-type]
+            while (again := await read_page(session)) == first[0]:
                 await anyio.sleep(0.05)
         assert again.startswith("read ")
 
 
-def text_of_read(result: object) -> str:
-    return str(result.contents[0].text)  # type: ignore[attr-defined]
+async def read_page(session: ClientSession) -> str:
+    result = await session.read_resource("demo://page")  # type: ignore[arg-type]
+    return str(result.contents[0].text)  # type: ignore[union-attr]
 
 
 def test_a_lone_2026_request_over_its_limit_is_429_with_retry_after_on_any_process(three: list[ServerURL]) -> None:
