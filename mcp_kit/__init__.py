@@ -12,9 +12,12 @@ tests/project/test_public_api.py pins each `__all__`. Every exception mcp_kit ra
 try:
     from ._app.audit import AuditRecord, ToolCallRecord
     from ._app.context import Context
+    from ._app.pipeline import Call, CallNext, Middleware
     from ._app.polling import poll_for_changes
+    from ._app.state import StateTooLarge, StateUnavailable
     from ._errors import MCPKitError
     from ._primitives.content import AssistantMessage, Audio, Image, UserMessage
+    from ._primitives.tools import ToolCrashed
     from ._protocol.errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
     from ._serving.serve import add_run_arguments
     from ._serving.server import MCPServer
@@ -69,6 +72,8 @@ __all__ = [
     "Audio",
     "AudioContent",
     "BlobResourceContents",
+    "Call",
+    "CallNext",
     "CallToolResult",
     "Completion",
     "Context",
@@ -82,15 +87,19 @@ __all__ = [
     "MCPError",
     "MCPKitError",
     "MCPServer",
+    "Middleware",
     "PromptMessage",
     "Resource",
     "ResourceLink",
     "ResourceNotFound",
+    "StateTooLarge",
+    "StateUnavailable",
     "Root",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",
     "ToolCallRecord",
+    "ToolCrashed",
     "ToolError",
     "UpstreamUnavailable",
     "UserMessage",

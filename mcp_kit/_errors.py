@@ -10,12 +10,17 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     │       ├── ResourceNotFound                             -32002 (handshake era) / -32602 (2026-07-28)
     │       ├── UpstreamUnavailable                          -31001; inside a tool, isError: true
     │       ├── InsufficientScopeError                       -31002 (OAuth scope missing, no HTTP challenge possible)
+    │       ├── RateLimited                                  -31003 with retryAfter (a tool: isError; HTTP: 429)
     │       └── SkillNotFound         skills/_errors.py      -32602, an unknown skill:// URI
     ├── EncodeError (ValueError)      _protocol/jsonrpc.py   a value that cannot be written as JSON
     ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message
     ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
+    ├── ToolCrashed                   _primitives/tools.py   inside the middleware chain: a tool raised unexpectedly
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
+    ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its bounds
+    │   └── StateTooLarge             _app/state.py          a ctx.state write over its bounds
+    ├── StateUnavailable              _app/state.py          ctx.user_state without an OAuth caller
     ├── BodyTooLarge, BodyTimeout     _transports/http_security.py  an HTTP body over its size or time
     ├── TaskStoreError                tasks/_store.py        a task store refused or failed
     │   └── TaskLimitReached                                 too many live tasks

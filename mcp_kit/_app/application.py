@@ -16,11 +16,13 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
 import anyio
 
+from .._backends.base import Backend
+from .._backends.memory import MemoryBackend
 from .._execution.executors import Executors, RunIn
 from .._execution.threads import DEFAULT_SWITCH_INTERVAL
 from .._primitives.completions import CompletionRegistry
@@ -34,15 +36,19 @@ from ..skills import Skill, SkillCatalog
 from ..tasks import InMemoryTaskStore, TaskSettings, TaskStore
 from ..tasks._runner import TaskRunner
 from ..tasks._store import DEFAULT_MAX_TASKS_PER_CALLER
-from .audit import AuditHook, AuditRecord, JsonLinesAuditLog
+from ..tasks._wire import TASKS_EXTENSION
+from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
+from .pipeline import Middleware, Pipeline, build_pipeline
+from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 
 logger = logging.getLogger("mcp_kit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 A = TypeVar("A", bound="Application")
+# Where the built-in middleware sit in the chain, outermost first; the server's own middleware follow them.
+BUILTIN_ORDER = ("request_log", "audit", "rate_limit", "mask_errors", "result_size", "cache", "timeouts")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
 
 
@@ -77,8 +83,13 @@ class Application:
         max_sync_threads: int | None = None,
         max_tool_processes: int | None = None,
         switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
+        middleware: Sequence[Middleware] = (),
+        list_by_scope: bool = False,
     ) -> None:
-        """`max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
+        """`middleware`: run around every request, in order, the first outermost (see `add_middleware`);
+        `list_by_scope`: lists show a caller only what its OAuth scopes allow, and a hidden tool answers as an
+        unknown one.
+        `max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
         CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
         5 ms or more (None: leave it alone).
@@ -116,6 +127,16 @@ class Application:
         self.task_settings = task_settings or TaskSettings()
         self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)
         self.skills: SkillCatalog | None = None  # SEP-2640 skills, once add_skills was called
+        self.backend: Backend = MemoryBackend()  # ctx.state, rate limits, the response cache; `attached` shares it
+        self.state_limits = StateLimits()
+        # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
+        self.change_hooks: list[Callable[[str, str], Awaitable[None]]] = []
+        self.list_by_scope = list_by_scope
+        self.middleware: list[Middleware] = []  # the server's own, in order (after the built-ins)
+        self.builtin_middleware: dict[str, Middleware] = {}  # by slot (BUILTIN_ORDER)
+        self.pipeline: Pipeline | None = None  # the composed chain; None: no middleware, routes called directly
+        for each in middleware:
+            self.add_middleware(each)
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -278,6 +299,35 @@ class Application:
         self.roots_hooks.append(fn)
         return fn
 
+    # ------------------------------------------------------------------ middleware
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Run `middleware` around every request from now on, inside the middleware added before it.
+
+        The chain is composed here, once, not per request. A middleware with a `bind(app)` method
+        is told the application it serves (the response cache listens for changes through it).
+        """
+        if not isinstance(middleware, Middleware):
+            raise TypeError(f"add_middleware takes an mcp_kit.Middleware, not {type(middleware).__name__}")
+        self.middleware.append(middleware)
+        _bind(middleware, self)
+        self._compose()
+
+    def set_builtin_middleware(self, slot: str, middleware: Middleware | None) -> None:
+        """Put (or, with None, remove) a built-in middleware in its fixed place of the chain (`BUILTIN_ORDER`)."""
+        if slot not in BUILTIN_ORDER:
+            raise ValueError(f"unknown built-in middleware slot {slot!r}; one of {', '.join(BUILTIN_ORDER)}")
+        if middleware is None:
+            self.builtin_middleware.pop(slot, None)
+        else:
+            self.builtin_middleware[slot] = middleware
+            _bind(middleware, self)
+        self._compose()
+
+    def _compose(self) -> None:
+        builtins = [self.builtin_middleware[slot] for slot in BUILTIN_ORDER if slot in self.builtin_middleware]
+        self.pipeline = build_pipeline([*builtins, *self.middleware])
+
     # ------------------------------------------------------------------ audit trail
 
     def add_audit_hook(self, hook: AuditHook) -> None:
@@ -287,7 +337,8 @@ class Application:
         "resource"), tool or uri, arguments, outcome, error, duration, and the OAuth subject.
         """
         self.audit_hooks.append(hook)
-
+        if "audit" not in self.builtin_middleware:
+            self.set_builtin_middleware("audit", AuditTrail(self))
 
     def enable_audit_log(self, path: str) -> None:
         """Append one JSON line per tool call and per resource read to `path`."""
@@ -384,7 +435,27 @@ class Application:
 
         Safe to call from the event loop and from any thread (sync tools run in worker threads).
         """
-        self._on_loop(self.hub.publish, uri)
+        if self.change_hooks:  # the hooks first (the response cache drops the URI), then the subscribers hear it
+            self._on_loop(self._after_changes, "resource", uri, self.hub.publish)
+        else:
+            self._on_loop(self.hub.publish, uri)
+
+    def _after_changes(self, kind: str, what: str, then: Callable[[str], None]) -> None:
+        """Await the change hooks for a change of `kind` ("resource" or "list") on this process, then `then(what)`."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving yet: nothing to tell
+            then(what)
+            return
+        loop.create_task(self._run_changes(kind, what, then))
+
+    async def _run_changes(self, kind: str, what: str, then: Callable[[str], None]) -> None:
+        for hook in list(self.change_hooks):
+            try:
+                await hook(kind, what)
+            except Exception:
+                logger.exception("change hook failed")
+        then(what)
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn` inside a task on the server's event loop: now when already in one, else scheduled there.
@@ -412,6 +483,12 @@ class Application:
         self._on_loop(self._send_list_changed, kind)
 
     def _send_list_changed(self, kind: str) -> None:
+        if self.change_hooks:
+            self._after_changes("list", kind, self._fan_out_list_changed)
+        else:
+            self._fan_out_list_changed(kind)
+
+    def _fan_out_list_changed(self, kind: str) -> None:
         self.deliver_list_changed(kind)
         if self.relay_list_changed is not None:
             self.relay_list_changed(kind)
@@ -462,6 +539,12 @@ class Application:
             self._running = 0
             self._loop = None
             self.executors.shutdown()
+
+
+def _bind(middleware: Middleware, app: Application) -> None:
+    bind = getattr(middleware, "bind", None)
+    if callable(bind):
+        bind(app)
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> None:

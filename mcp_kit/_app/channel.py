@@ -50,6 +50,11 @@ class RequestChannel(Protocol):
         """What the server's lifespan yielded."""
         ...
 
+    @property
+    def app(self) -> Any:
+        """The `Application` serving the request (its backend keeps `ctx.state`)."""
+        ...
+
     async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         """Send a notification belonging to request `request_id` (progress, log messages)."""
         ...

@@ -5,7 +5,8 @@ annotated with it. It is never part of a tool's schema. It holds what is particu
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
 protocol era to the request's scope (`channel.py`).
 
-Imports nothing from mcp_kit but `scope` and `jsonrpc` (and, for typing only, `auth.principal`): never the session.
+Imports nothing from mcp_kit but `scope`, `state` and `jsonrpc` (and, for typing only, `auth.principal`): never the
+session.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 
 from .._protocol.jsonrpc import RequestId
 from .channel import LOG_LEVELS, RequestChannel
+from .state import State, session_state, user_state
 
 if TYPE_CHECKING:
     from mcp_types import CreateMessageResult, ElicitResult, Root
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 class Context:
     """The handle a handler gets on its request and its client."""
 
-    __slots__ = ("channel", "request_id", "meta", "progress_token", "principal")
+    __slots__ = ("channel", "request_id", "meta", "progress_token", "principal", "_state")
 
     principal: AccessToken | None
     """Who sent the request: the caller's validated OAuth access token (subject, client_id, scopes,
@@ -40,6 +42,7 @@ class Context:
         self.meta = meta or {}
         self.progress_token = self.meta.get("progressToken")
         self.principal = principal  # type: ignore[assignment]  # the transport passes what the OAuth guard validated
+        self._state: State | None = None
 
     @property
     def session_id(self) -> str:
@@ -52,6 +55,21 @@ class Context:
     @property
     def protocol_version(self) -> str:
         return self.channel.protocol_version
+
+    @property
+    def state(self) -> State:
+        """This client's state: async `get`/`set`/`delete` of JSON values with a TTL, kept in the backend
+        (per session in the handshake era; per signed client-held handle in 2026-07-28: see `state.py`)."""
+        if self._state is None:
+            app = self.channel.app
+            self._state = session_state(self, app.backend, app.state_limits)
+        return self._state
+
+    @property
+    def user_state(self) -> State:
+        """The OAuth subject's state, the same on every session and process; `StateUnavailable` without OAuth."""
+        app = self.channel.app
+        return user_state(self, app.backend, app.state_limits)
 
     @property
     def is_cancelled(self) -> bool:

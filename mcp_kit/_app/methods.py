@@ -23,7 +23,6 @@ Imports the application, the registries and the context; never the session or a 
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,13 +32,12 @@ from .._primitives.prompts import render_prompt
 from .._primitives.resources import read_resource
 from .._primitives.tools import call_tool
 from .._protocol.errors import InsufficientScopeError, invalid_params, scope_refusal
-from .._protocol.jsonrpc import JSONRPCError
 from .._protocol.versions import shape_metadata, shape_tool_result
-from ..auth._principal import audit_subject
 from ..skills._methods import SKILL_ROUTES, read_skill_file
 from ..tasks._methods import TASK_ROUTES, call_tool_as_task, refuse_task_param
 from .application import Application
 from .context import Context
+from .pipeline import Call
 
 Route = Callable[[Application, dict[str, Any], Context], Awaitable[Any]]
 
@@ -118,22 +116,14 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
     if tool.scopes and ctx.principal is not None:  # a caller without a needed scope: refused, as a result
         missing = ctx.principal.missing(tool.scopes)
         if missing:
-            result = error_result(scope_refusal(f"Tool '{name}'", missing))
-            if app.audit_hooks:
-                app.record_tool_call(ctx.session_id, name, arguments, result, 0.0, subject_of(ctx))
-            return shape_tool_result(result, ctx.protocol_version)
+            return shape_tool_result(error_result(scope_refusal(f"Tool '{name}'", missing)), ctx.protocol_version)
     if tool.task_support != "forbidden":  # may run as a task: decided per era and request (tasks/_methods.py)
         answered = await call_tool_as_task(app, tool, arguments, params, ctx)
         if answered is not None:
             return answered
     elif "task" in params:  # 2025-11-25 asks for a task this tool cannot be: -32601 there
         refuse_task_param(tool, params, ctx)
-    if app.audit_hooks:
-        started = time.perf_counter()
-        result = await call_tool(tool, arguments, ctx)
-        app.record_tool_call(ctx.session_id, name, arguments, result, time.perf_counter() - started, subject_of(ctx))
-    else:
-        result = await call_tool(tool, arguments, ctx)
+    result = await call_tool(tool, arguments, ctx, crash=app.pipeline is not None)
     return shape_tool_result(result, ctx.protocol_version)
 
 
@@ -153,21 +143,7 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
     uri = uri_param(params)
     if app.skills is not None and uri.startswith("skill://"):
         return read_skill_file(app.skills, uri, ctx)
-    if not app.audit_hooks:
-        return {"contents": await read_resource(app.resources, uri, ctx)}
-    started = time.perf_counter()
-    subject = subject_of(ctx)
-    try:
-        contents = await read_resource(app.resources, uri, ctx)
-    except JSONRPCError as exc:  # refused: not found, outside what the server shows, invalid URI variables, scopes
-        app.record_resource_read(ctx.session_id, uri, exc.message, time.perf_counter() - started, subject)
-        raise
-    except Exception as exc:
-        app.record_resource_read(ctx.session_id, uri, f"{type(exc).__name__}: {exc}", time.perf_counter() - started,
-                                 subject)
-        raise
-    app.record_resource_read(ctx.session_id, uri, None, time.perf_counter() - started, subject)
-    return {"contents": contents}
+    return {"contents": await read_resource(app.resources, uri, ctx)}
 
 
 def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
@@ -176,11 +152,6 @@ def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
         missing = ctx.principal.missing(scopes)
         if missing:
             raise InsufficientScopeError(what, scopes, missing)
-
-
-def subject_of(ctx: Context) -> str | None:
-    """Who called, for the audit trail (see `auth.principal.audit_subject`)."""
-    return audit_subject(ctx.principal)
 
 
 async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) -> Any:
@@ -228,6 +199,18 @@ ROUTES: dict[str, Route] = {
     **TASK_ROUTES,
     **SKILL_ROUTES,
 }
+
+
+
+def _endpoint(route: Route) -> Callable[[Call], Awaitable[Any]]:
+    def answer(call: Call) -> Awaitable[Any]:
+        return route(call.app, call.params, call.ctx)
+
+    return answer
+
+
+# What answers a `Call` of each route at the end of the middleware chain (built once).
+ENDPOINTS: dict[str, Callable[[Call], Awaitable[Any]]] = {method: _endpoint(route) for method, route in ROUTES.items()}
 
 # Methods whose handlers may ask the client mid-call (2026-07-28: through input-required rounds).
 INPUT_ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})

@@ -1,8 +1,9 @@
 """The backend seam: where state that more than one process must see lives.
 
 A backend bundles one small protocol per concern (`base.py`): the session registry, the event
-log for resumption, the bus, deployment-wide leases and the shared request-state key (the Redis
-`TaskStore` of `mcp_kit.tasks` lives in `tasks/_redis_store.py`). Two implementations:
+log for resumption, the bus, deployment-wide leases, the shared request-state key, token buckets
+(rate limits), and a small key-value store with TTLs and invalidation (response cache, state); the
+Redis `TaskStore` of `mcp_kit.tasks` lives in `tasks/_redis_store.py`. Two implementations:
 
 - `MemoryBackend` (`memory.py`), the default: one process, nothing shared, nothing to install;
   the transports skip every backend call on the hot path (`backend.shared` is False).

@@ -11,15 +11,30 @@ Must not import anything of mcp_kit.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._errors import MCPKitError
 
 RETRY_AFTER_SECONDS = 2  # what a 503 caused by an unreachable backend tells clients
+DEFAULT_MAX_VALUE_BYTES = 64 * 1024  # a key-value store's largest value, unless the caller says otherwise
+DEFAULT_MAX_KEYS = 1000  # keys one namespace of a key-value store holds, unless the caller says otherwise
 
 
 class BackendUnavailable(MCPKitError):
     """The shared backend did not answer in time (or refused); the message says which operation."""
+
+
+class StoreLimitExceeded(MCPKitError):
+    """A key-value store refused a write: the value is over its size, or its namespace holds its most keys.
+
+    `limit` names which ("value" or "namespace"), `bound` the number it is over (bytes or keys).
+    """
+
+    def __init__(self, message: str, *, limit: str, bound: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.bound = bound
 
 
 class SessionRegistry(Protocol):
@@ -76,7 +91,74 @@ class Leases(Protocol):
         ...
 
 
-class Backend(SessionRegistry, EventLog, Bus, Leases, Protocol):
+@dataclass(frozen=True)
+class Take:
+    """What taking tokens from a bucket did: `allowed`, the tokens left, and (refused) the seconds until
+    enough are back."""
+
+    allowed: bool
+    remaining: float
+    retry_after: float
+
+
+class TokenBuckets(Protocol):
+    """Token buckets by name, each taken from atomically, so every process shares one bucket per name."""
+
+    async def take(self, bucket: str, rate: float, burst: float, cost: float = 1.0) -> Take:
+        """Take `cost` tokens from `bucket`, refilled at `rate` tokens per second up to `burst` (a new
+        bucket starts full); refused, nothing is taken. A bucket left idle until full is forgotten."""
+        ...
+
+
+class KeyValueStore(Protocol):
+    """Small values (bytes) by (namespace, key), each with its own TTL; a namespace is cleared at once.
+
+    Bounded: a value over `max_value` bytes, or a new key in a namespace already holding `max_keys`
+    live keys, raises `StoreLimitExceeded` and stores nothing.
+    """
+
+    async def kv_get(self, namespace: str, key: str) -> bytes | None:
+        """The value, or None when it was never set, expired, or was deleted."""
+        ...
+
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None: ...
+
+    async def kv_delete(self, namespace: str, key: str) -> None: ...
+
+    async def kv_clear(self, namespace: str) -> None:
+        """Forget every key of `namespace`."""
+        ...
+
+
+InvalidationHandler = Callable[[str], None]
+
+
+class Invalidation(Protocol):
+    """Telling every process a namespace of the key-value store is stale."""
+
+    async def invalidate(self, namespace: str) -> None:
+        """Clear `namespace` and publish it on the bus, so other processes' `on_invalidate` handlers hear it."""
+        ...
+
+    def on_invalidate(self, handler: InvalidationHandler) -> None:
+        """Call `handler(namespace)` for every namespace another process invalidated."""
+        ...
+
+
+def check_value(namespace: str, key: str, value: bytes, max_value: int) -> None:
+    """StoreLimitExceeded when `value` is over `max_value` bytes."""
+    if len(value) > max_value:
+        raise StoreLimitExceeded(f"a value of {len(value)} bytes is over the {max_value}-byte limit "
+                                 f"({namespace[:100]} / {key[:100]})", limit="value", bound=max_value)
+
+
+def namespace_full(namespace: str, max_keys: int) -> StoreLimitExceeded:
+    return StoreLimitExceeded(f"{namespace[:100]} already holds {max_keys} keys, its limit; delete some or let them "
+                              "expire", limit="namespace", bound=max_keys)
+
+
+class Backend(SessionRegistry, EventLog, Bus, Leases, TokenBuckets, KeyValueStore, Invalidation, Protocol):
     """All concerns of one deployment. `shared` is False for the in-memory backend."""
 
     shared: bool

@@ -3,6 +3,9 @@
 The transports look at `shared` and skip the backend on the hot path; what they would share
 stays in the process's own objects (the session table, event streams, the subscription hub).
 The methods below exist so code written against `Backend` runs unchanged on one process.
+Token buckets and the key-value store do hold state here, bounded: at most `MAX_BUCKETS`
+buckets and `MAX_ENTRIES` values (`MAX_BYTES` in all), the least recently used forgotten first
+(a forgotten bucket is full again). `clock` (seconds, monotonic) is what they measure time with.
 
 Must not import anything of mcp_kit outside `backends`.
 """
@@ -10,11 +13,25 @@ Must not import anything of mcp_kit outside `backends`.
 from __future__ import annotations
 
 import os
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .base import BusHandler
+from .base import (
+    DEFAULT_MAX_KEYS,
+    DEFAULT_MAX_VALUE_BYTES,
+    BusHandler,
+    InvalidationHandler,
+    Take,
+    check_value,
+    namespace_full,
+)
+
+MAX_BUCKETS = 100_000
+MAX_ENTRIES = 10_000
+MAX_BYTES = 64 * 1024 * 1024
 
 
 class MemoryBackend:
@@ -28,6 +45,11 @@ class MemoryBackend:
         self._sessions: dict[str, bytes] = {}
         self._holders: dict[tuple[str, str], str] = {}
         self._secret = os.urandom(32)
+        self.clock: Callable[[], float] = time.monotonic
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # name -> (tokens, at)
+        self._values: OrderedDict[tuple[str, str], tuple[float, bytes]] = OrderedDict()  # -> (expires at, value)
+        self._keys: dict[str, set[str]] = {}  # namespace -> its keys
+        self._bytes = 0
 
     async def start(self) -> None:
         return None
@@ -72,3 +94,73 @@ class MemoryBackend:
 
     async def shared_secret(self) -> bytes:
         return self._secret
+
+    # ------------------------------------------------------------------ token buckets
+
+    async def take(self, bucket: str, rate: float, burst: float, cost: float = 1.0) -> Take:
+        now = self.clock()
+        tokens, at = self._buckets.pop(bucket, (burst, now))
+        tokens = min(burst, tokens + max(0.0, now - at) * rate)
+        if tokens >= cost:
+            tokens -= cost
+            allowed, wait = True, 0.0
+        else:
+            allowed, wait = False, (cost - tokens) / rate
+        if tokens < burst:  # a full bucket is the same as none
+            self._buckets[bucket] = (tokens, now)
+            while len(self._buckets) > MAX_BUCKETS:
+                self._buckets.popitem(last=False)
+        return Take(allowed, tokens, wait)
+
+    # ------------------------------------------------------------------ key-value store
+
+    async def kv_get(self, namespace: str, key: str) -> bytes | None:
+        entry = self._values.get((namespace, key))
+        if entry is None:
+            return None
+        if entry[0] <= self.clock():
+            self._drop(namespace, key)
+            return None
+        self._values.move_to_end((namespace, key))
+        return entry[1]
+
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None:
+        check_value(namespace, key, value, max_value)
+        keys = self._keys.get(namespace, set())
+        if key not in keys and len(keys) >= max_keys:
+            now = self.clock()
+            for stale in [k for k in keys if self._values[namespace, k][0] <= now]:
+                self._drop(namespace, stale)
+            if len(self._keys.get(namespace, ())) >= max_keys:
+                raise namespace_full(namespace, max_keys)
+        self._drop(namespace, key)
+        self._values[namespace, key] = (self.clock() + ttl, value)
+        self._keys.setdefault(namespace, set()).add(key)
+        self._bytes += len(value)
+        while len(self._values) > MAX_ENTRIES or self._bytes > MAX_BYTES:
+            (old_namespace, old_key), _ = next(iter(self._values.items()))
+            self._drop(old_namespace, old_key)
+
+    async def kv_delete(self, namespace: str, key: str) -> None:
+        self._drop(namespace, key)
+
+    async def kv_clear(self, namespace: str) -> None:
+        for key in list(self._keys.get(namespace, ())):
+            self._drop(namespace, key)
+
+    def _drop(self, namespace: str, key: str) -> None:
+        entry = self._values.pop((namespace, key), None)
+        if entry is None:
+            return
+        self._bytes -= len(entry[1])
+        keys = self._keys[namespace]
+        keys.discard(key)
+        if not keys:
+            del self._keys[namespace]
+
+    async def invalidate(self, namespace: str) -> None:
+        await self.kv_clear(namespace)  # no other process to tell
+
+    def on_invalidate(self, handler: InvalidationHandler) -> None:
+        return None

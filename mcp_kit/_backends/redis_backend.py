@@ -1,5 +1,5 @@
-"""The Redis backend: every process of a deployment shares sessions, event streams, the bus, leases
-and the request-state key through one Redis (or Redis Cluster).
+"""The Redis backend: every process of a deployment shares sessions, event streams, the bus, leases,
+the request-state key, token buckets and a small key-value store through one Redis (or Redis Cluster).
 
 Keys (prefix `mcp`, changeable with `?prefix=`), each session's under one hash tag so a cluster
 keeps them on one node:
@@ -10,6 +10,10 @@ keeps them on one node:
     mcp:{<session id>}:legacy       the process holding a legacy `/sse` stream, TTL renewed while open
     mcp:{lease:<sha1 of name>}      a lease (a watcher running once per deployment), renewed by its holder
     mcp:{secret}                    the request-state signing key, created once by whichever process is first
+    mcp:{rl:<sha1 of name>}         a token bucket (tokens, when), taken from by one Lua script; it expires once
+                                    it would be full again (an idle bucket is a full one)
+    mcp:{kv:<sha1 of namespace>}    a key-value namespace: a hash of values, and beside it (`:e`) a sorted set
+                                    of each key's expiry; both expire with their last key
     mcp:bus                         the pub/sub channel every process listens on
 
 The client comes from the URL: `redis://host:port/db`, `rediss://` (TLS), `unix:///path.sock`,
@@ -47,7 +51,16 @@ try:
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis backend needs the redis package: pip install 'mcp-kit[redis]'") from missing
 
-from .base import BackendUnavailable, BusHandler
+from .base import (
+    DEFAULT_MAX_KEYS,
+    DEFAULT_MAX_VALUE_BYTES,
+    BackendUnavailable,
+    BusHandler,
+    InvalidationHandler,
+    Take,
+    check_value,
+    namespace_full,
+)
 
 logger = logging.getLogger("mcp_kit.backend")
 
@@ -61,6 +74,53 @@ HOLDER_TTL = 90  # seconds a legacy-stream holder record lives without renewal
 _RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
+_NOW = ("local clock = redis.call('TIME') "
+        "local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) ")
+# KEYS[1] the bucket; ARGV rate (tokens/s), burst, cost -> {allowed, tokens left, ms to wait}
+_TAKE = _NOW + """
+local rate, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens, at = tonumber(state[1]), tonumber(state[2])
+if tokens == nil or at == nil then tokens = burst; at = now end
+if now > at then tokens = math.min(burst, tokens + (now - at) * rate / 1000) end
+local allowed, wait = 0, 0
+if tokens >= cost then tokens = tokens - cost; allowed = 1 else wait = (cost - tokens) * 1000 / rate end
+if tokens < burst then
+  redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+  redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rate) + 1000)
+else
+  redis.call('DEL', KEYS[1])
+end
+return {allowed, tostring(tokens), tostring(wait)}
+"""
+# KEYS[1] values (hash), KEYS[2] expiries (sorted set); ARGV key, value, ttl ms, max keys -> 1 stored, 0 full
+_KV_SET = _NOW + """
+local max = tonumber(ARGV[4])
+if redis.call('ZSCORE', KEYS[2], ARGV[1]) == false and redis.call('ZCARD', KEYS[2]) >= max then
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+  for i = 1, #stale do redis.call('HDEL', KEYS[1], stale[i]) end
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= max then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+local keep = math.ceil(tonumber(last[2]) - now) + 1000
+redis.call('PEXPIRE', KEYS[1], keep)
+redis.call('PEXPIRE', KEYS[2], keep)
+return 1
+"""
+# KEYS as for _KV_SET; ARGV key -> the value, or nil when absent or expired
+_KV_GET = _NOW + """
+local expires = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if expires == false then return false end
+if tonumber(expires) <= now then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return false
+end
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
 
 DEFAULT_MAX_CONNECTIONS = 128  # per process (per node in a cluster); more requests wait for one, within the timeout
 
@@ -78,7 +138,7 @@ def parse_url(url: str) -> tuple[str, bool, str, float]:
 
 
 class RedisBackend:
-    """Sessions, event streams, bus, leases and key on Redis (see the module docstring)."""
+    """Every concern of the backend on Redis (see the module docstring)."""
 
     shared = True
 
@@ -102,6 +162,9 @@ class RedisBackend:
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._channel = f"{self.prefix}:bus"
+        self._take = self.client.register_script(_TAKE)
+        self._kv_set = self.client.register_script(_KV_SET)
+        self._kv_get = self.client.register_script(_KV_GET)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -297,6 +360,55 @@ class RedisBackend:
         await self._op("create key", self.client.set(key, os.urandom(32).hex(), nx=True))
         value = await self._op("read key", self.client.get(key))
         return bytes.fromhex(value.decode() if isinstance(value, bytes) else value)
+
+
+    # ------------------------------------------------------------------ token buckets
+
+    async def take(self, bucket: str, rate: float, burst: float, cost: float = 1.0) -> Take:
+        key = f"{self.prefix}:{{rl:{_digest(bucket)}}}"
+        allowed, tokens, wait = await self._op("take tokens", self._take(keys=[key], args=[rate, burst, cost]))
+        return Take(bool(int(allowed)), float(tokens), float(wait) / 1000)
+
+    # ------------------------------------------------------------------ key-value store
+
+    def _kv_keys(self, namespace: str) -> list[str]:
+        base = f"{self.prefix}:{{kv:{_digest(namespace)}}}"
+        return [base, f"{base}:e"]
+
+    async def kv_get(self, namespace: str, key: str) -> bytes | None:
+        data = await self._op("read value", self._kv_get(keys=self._kv_keys(namespace), args=[key]))
+        return bytes(data) if data is not None else None
+
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None:
+        check_value(namespace, key, value, max_value)
+        ttl_ms = max(1, int(ttl * 1000))
+        stored = await self._op("write value", self._kv_set(keys=self._kv_keys(namespace),
+                                                            args=[key, value, ttl_ms, max_keys]))
+        if not int(stored):
+            raise namespace_full(namespace, max_keys)
+
+    async def kv_delete(self, namespace: str, key: str) -> None:
+        values, expiries = self._kv_keys(namespace)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hdel(values, key)
+        pipe.zrem(expiries, key)
+        await self._op("delete value", pipe.execute())
+
+    async def kv_clear(self, namespace: str) -> None:
+        await self._op("clear values", self.client.delete(*self._kv_keys(namespace)))
+
+    async def invalidate(self, namespace: str) -> None:
+        await self.kv_clear(namespace)
+        await self.publish("i", {"ns": namespace})
+
+    def on_invalidate(self, handler: InvalidationHandler) -> None:
+        self.on("i", lambda message: handler(str(message.get("ns", ""))))
+
+
+def _digest(name: str) -> str:
+    """A short, brace-free stand-in for a caller-chosen name inside a key's hash tag."""
+    return hashlib.sha1(name.encode()).hexdigest()[:24]
 
 
 def _entries(entries: list[Any], after: int) -> tuple[list[tuple[int, bytes]], bool, Any]:

@@ -34,6 +34,7 @@ conformance suite checks this): answers are the client's data either way, never 
 saw a question. What a replay can still do: the same caller may present a state again, unchanged,
 until it expires, and the call runs again with the same arguments and answers. A state is not
 single-use; a tool for which that matters must record its own consumption.
+`sign_handle` signs other client-held ids with the same key (`ctx.state`'s 2026-07-28 handle).
 
 Imports nothing from mcp_kit but `errors`.
 """
@@ -144,6 +145,25 @@ def verify_state(state: str, *, binding: str, principal: str | None) -> tuple[di
     if clock() > data["e"]:
         raise _refused("it has expired")
     return data["a"], frozenset(key for key in data["q"] if isinstance(key, str))
+
+
+def sign_handle(purpose: str, value: str) -> str:
+    """`value` with an HMAC of it (for `purpose`) under the same key: a handle a client carries and cannot forge."""
+    mac = hmac.new(_SECRET, f"{purpose}:{value}".encode(), hashlib.sha256).digest()[:18]
+    return f"{value}.{_b64(mac)}"
+
+
+def verify_handle(purpose: str, handle: str) -> str | None:
+    """The value inside a handle `sign_handle` made for `purpose`; None when it was altered or forged."""
+    value, _, mac_text = handle.rpartition(".")
+    if not value or len(handle) > 512:
+        return None
+    try:
+        mac = _unb64(mac_text)
+    except ValueError:
+        return None
+    expected = hmac.new(_SECRET, f"{purpose}:{value}".encode(), hashlib.sha256).digest()[:18]
+    return value if hmac.compare_digest(expected, mac) else None
 
 
 def valid_answer(method: str, answer: Any) -> bool:

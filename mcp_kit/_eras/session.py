@@ -24,7 +24,8 @@ from typing import Any
 from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
-from .._app.methods import ROUTES, check_meta, uri_param
+from .._app.methods import ENDPOINTS, ROUTES, check_meta, uri_param
+from .._app.pipeline import Call
 from .._primitives.resources import bind_resource
 from .._protocol.errors import MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import (
@@ -138,9 +139,18 @@ class Session:
         if route is not None:
             if self.state.protocol_version is None:
                 raise _before_initialize(method)
-            return await route(self.app, params, Context(self.channel, request.id, meta, principal))
+            pipeline = self.app.pipeline
+            if pipeline is None:
+                return await route(self.app, params, Context(self.channel, request.id, meta, principal))
+            return await pipeline.handle(Call(method, params, Context(self.channel, request.id, meta, principal),
+                                              self.app, _answer=ENDPOINTS[method]))
         if method == "initialize":
-            result = self._initialize(params)
+            pipeline = self.app.pipeline
+            if pipeline is None:
+                result = self._initialize(params)
+            else:
+                result = await pipeline.handle(Call(method, params, Context(self.channel, request.id, meta, principal),
+                                                    self.app, _answer=self._answer_initialize))
             await self._changed()
             return result
         own = _SESSION_METHODS.get(method)
@@ -150,13 +160,32 @@ class Session:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
         if self.state.protocol_version is None and method != "ping":
             raise _before_initialize(method)
-        result = await own(self, params, Context(self.channel, request.id, meta, principal))
+        context = Context(self.channel, request.id, meta, principal)
+        pipeline = self.app.pipeline
+        if pipeline is None:
+            result = await own(self, params, context)
+        else:
+            result = await pipeline.handle(Call(method, params, context, self.app,
+                                                _answer=lambda call: own(self, call.params, call.ctx)))
         if own is not _ping:
             await self._changed()
         return result
 
+    async def _answer_initialize(self, call: Call) -> Any:
+        return self._initialize(call.params)
+
     async def handle_notification(self, notification: Notification) -> None:
-        method = notification.method
+        pipeline = self.app.pipeline
+        if pipeline is None:
+            await self._on_notification(notification.method)
+            return
+        params = notification.params or {}
+        meta = params.get("_meta")
+        context = Context(self.channel, None, meta if isinstance(meta, dict) else None)
+        await pipeline.notify(Call(notification.method, params, context, self.app,
+                                   _answer=lambda call: self._on_notification(call.method)))
+
+    async def _on_notification(self, method: str) -> None:
         if method == "notifications/initialized":
             self.state.initialized = True
             await self._changed()
@@ -303,6 +332,10 @@ class SessionChannel:
     @property
     def lifespan_state(self) -> Any:
         return self._session.app.lifespan_state
+
+    @property
+    def app(self) -> Application:
+        return self._session.app
 
     async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         await self._session.notify(method, params, request_id)

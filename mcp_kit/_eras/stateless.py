@@ -23,7 +23,9 @@ import anyio
 from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
-from .._app.methods import CACHEABLE, INPUT_ROUND_METHODS, ROUTES
+from .._app.methods import CACHEABLE, ENDPOINTS, INPUT_ROUND_METHODS, ROUTES
+from .._app.pipeline import Call
+from .._app.state import NEW_HANDLE, STATE_HANDLE_KEY, HandleSlot
 from .._primitives.resources import bind_resource
 from .._protocol.errors import (
     MISSING_CLIENT_CAPABILITY,
@@ -87,6 +89,10 @@ class StatelessChannel:
     def lifespan_state(self) -> Any:
         return self._app.lifespan_state
 
+    @property
+    def app(self) -> Application:
+        return self._app
+
     async def notify(self, method: str, params: dict[str, Any], request_id: RequestId | None) -> None:
         await self._port.notify(method, params, request_id)
 
@@ -138,19 +144,40 @@ class StatelessRequests:
         version = check_envelope(meta)
         assert isinstance(meta, dict)
         method = request.method
+        pipeline = self._app.pipeline
         if method == DISCOVER_METHOD:
-            return discover(self._app)
+            if pipeline is None:
+                return discover(self._app)
+            return await pipeline.handle(Call(method, params, Context(self._scope(version, meta, None), request.id,
+                                                                      meta, principal), self._app, _answer=_discover))
         if method in HANDSHAKE_ONLY_METHODS:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} does not exist in protocol 2026-07-28")
         if method == LISTEN_METHOD:
-            return await self._listen(request, params, self._scope(version, meta, None), principal)
+            scope = self._scope(version, meta, None)
+            if pipeline is None:
+                return await self._listen(request, params, scope, principal)
+            return await pipeline.handle(Call(method, params, Context(scope, request.id, meta, principal), self._app,
+                                              _answer=lambda call: self._listen(request, call.params, scope,
+                                                                                call.ctx.principal)))
         route = ROUTES.get(method)
         if route is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        if method in INPUT_ROUND_METHODS:
-            result = await self._with_rounds(request, params, version, meta, principal)
-        else:
-            result = await route(self._app, params, Context(self._scope(version, meta, None), request.id, meta, principal))
+        slot = HandleSlot()  # a state handle made while serving goes back in the result's _meta
+        reset = NEW_HANDLE.set(slot)
+        try:
+            if method in INPUT_ROUND_METHODS:
+                result = await self._with_rounds(request, params, version, meta, principal)
+            elif pipeline is None:
+                result = await route(self._app, params, Context(self._scope(version, meta, None), request.id, meta,
+                                                                principal))
+            else:
+                result = await pipeline.handle(Call(method, params, Context(self._scope(version, meta, None),
+                                                                            request.id, meta, principal), self._app,
+                                                    _answer=ENDPOINTS[method]))
+        finally:
+            NEW_HANDLE.reset(reset)
+        if slot.handle is not None:
+            result["_meta"] = {**(result.get("_meta") or {}), STATE_HANDLE_KEY: slot.handle}
         if "resultType" not in result:
             result["resultType"] = "complete"
         if method in CACHEABLE and result["resultType"] == "complete":
@@ -168,20 +195,30 @@ class StatelessRequests:
 
     async def _with_rounds(self, request: Request, params: dict[str, Any], version: str, meta: dict[str, Any],
                            principal: object | None) -> dict[str, Any]:
+        """A request whose handler may ask the client: each round (the first, and every retry carrying
+        `inputResponses`) is one request through the middleware chain; its result may be `input_required`."""
         route = ROUTES[request.method]
         binding = request_binding(request.method, params)  # the request state's bindings: input_rounds.py
         caller = owner_key(session_owner(principal))
         rounds = Rounds(answers_from(params, binding, caller))
         context = Context(self._scope(version, meta, rounds), request.id, meta, principal)
+        app = self._app
 
-        async def run() -> Any:
-            try:
-                return await route(self._app, params, context)
-            except ResourceNotFound as exc:  # 2026-07-28: not found is invalid params
-                raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
+        async def answer(params: dict[str, Any], context: Context) -> Any:
+            async def run() -> Any:
+                try:
+                    return await route(app, params, context)
+                except ResourceNotFound as exc:  # 2026-07-28: not found is invalid params
+                    raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
 
-        finished, result = await rounds.run(run)
-        return result if finished else rounds.input_required(binding, caller)
+            finished, result = await rounds.run(run)
+            return result if finished else rounds.input_required(binding, caller)
+
+        pipeline = app.pipeline
+        if pipeline is None:
+            return await answer(params, context)  # type: ignore[no-any-return]
+        return await pipeline.handle(Call(request.method, params, context, app,  # type: ignore[no-any-return]
+                                          _answer=lambda call: answer(call.params, call.ctx)))
 
     # ------------------------------------------------------------------ subscriptions/listen
 
@@ -224,6 +261,10 @@ class StatelessRequests:
             app.listeners.discard(listener)
             app.hub.drop(listener)
         return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: request.id}}
+
+
+async def _discover(call: Call) -> dict[str, Any]:
+    return discover(call.app)
 
 
 def discover(app: Application) -> dict[str, Any]:

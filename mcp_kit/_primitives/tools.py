@@ -42,6 +42,19 @@ class ToolDefinitionError(MCPKitError, TypeError):
     """A tool's signature cannot be turned into a schema or an argument model (a bug in the server's code)."""
 
 
+class ToolCrashed(MCPKitError):
+    """Inside the middleware chain: the tool raised an unexpected exception (`error`, also `__cause__`).
+
+    `result` is the `isError` result the client gets when no middleware answers otherwise.
+    """
+
+    def __init__(self, tool: str, error: BaseException, result: dict[str, Any]) -> None:
+        super().__init__(f"Tool '{tool}' failed: {type(error).__name__}: {error}")
+        self.tool = tool
+        self.error = error
+        self.result = result
+
+
 @dataclass(slots=True)
 class ToolSchema:
     """What `tools/list` says about a tool."""
@@ -325,8 +338,10 @@ class ToolRegistry:
         return invalid_params(f"Unknown tool '{name}'.{hint} Available tools: {listing}", {"tools": known})
 
 
-async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) -> dict[str, Any]:
-    """Validate, run, normalise. Failures become `isError: true` results, never exceptions."""
+async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any, *,
+                    crash: bool = False) -> dict[str, Any]:
+    """Validate, run, normalise. Failures become `isError: true` results, never exceptions; with `crash`
+    (inside a middleware chain) an unexpected exception raises `ToolCrashed` carrying that result."""
     plan = tool._call or tool.call_plan()
     try:
         kwargs = plan.signature.validate(arguments or {})
@@ -347,6 +362,9 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any) 
     except (anyio.get_cancelled_exc_class(), JSONRPCError):
         raise  # cancellation, and protocol errors the tool chose to raise (e.g. a missing client capability)
     except Exception as exc:
+        result = error_result(f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}")
+        if crash:
+            raise ToolCrashed(tool.name, exc, result) from exc
         logger.exception("tool %s raised", tool.name)
-        return error_result(f"Tool '{tool.name}' failed: {type(exc).__name__}: {exc}")
+        return result
     return tool_result(value, plan.structured, plan.wrap_output)

@@ -1,29 +1,32 @@
-"""Who is calling, for per-caller limits: one identity per caller, and a counter of what each caller holds.
+"""Who is calling: one identity per caller, what the transport knows of a request, and a per-caller counter.
 
-`caller_identity` names the caller of a request. Per-caller limits key on it (the live tasks of a
-caller, `tasks/store.py`; the request pipeline's rate limits use the same function):
+`caller_identity` is the one rule for who a caller is; per-caller limits (a caller's live tasks,
+`tasks/_store.py`; the rate limits, `middleware/_rate_limit.py`), private cache entries and user state
+key on it:
 
-- an OAuth-authenticated request: its token's issuer and subject, `principal:<issuer>|<subject>`
-  (`client:<client id>` for a token without a subject), whatever connection it arrives on;
-- else a request on a lasting session: `session:<id>`, i.e. a handshake-era session (Streamable
-  HTTP's `Mcp-Session-Id`, legacy SSE, stdio), or the stdio (or in-memory) connection that carries
-  2026-07-28 requests, whose one peer is the client process;
-- else, 2026-07-28 over HTTP, where every request is its own connection: the client's network
-  address as the ASGI server reports it, `address:<ip>` (an IPv6 address stands for its /64, the
-  block one host usually holds). Behind a reverse proxy that is the proxy's address, shared by
-  every client, unless the ASGI server rewrites it from forwarded headers it trusts (uvicorn
-  `--proxy-headers --forwarded-allow-ips=<proxy>`); forwarded headers are never read here, since a
-  client can write any. An ASGI server that reports no address (a Unix socket) gives
-  `address:unknown`, one identity for all such callers.
+1. an OAuth-authenticated request: its token's canonical identity (issuer, kind, id: the same triple
+   that owns sessions, `auth/_principal.py`), as `principal:["<issuer>","sub","<subject>"]` — a user
+   whose subject reads like a client id can never pass for that client;
+2. else a request on a lasting session: `session:<id>`, i.e. a handshake-era session (Streamable HTTP's
+   `Mcp-Session-Id`, legacy SSE, stdio), or the stdio (or in-memory) connection that carries 2026-07-28
+   requests, whose one peer is the client process;
+3. else, 2026-07-28 over HTTP, where every request is its own connection: the client's network address
+   as the ASGI server reports it, `address:<ip>` (an IPv6 address stands for its /64, the block one
+   host usually holds). Behind a reverse proxy that is the proxy's address, shared by every client,
+   unless the ASGI server rewrites it from forwarded headers it trusts (uvicorn `--proxy-headers
+   --forwarded-allow-ips=<proxy>`); forwarded headers are never read here, since a client can write
+   any. An ASGI server that reports no address (a Unix socket) gives `address:unknown`.
 
-The HTTP transport records the address for the request it dispatches with `client_address_scope`
-(a context variable: the request's task, created while it is set, inherits it); elsewhere it is
-None.
+What the transport knows travels in context variables, set by the HTTP endpoint before it feeds the
+dispatcher (whose request tasks copy the context, so every handler of that request, and nothing else,
+sees them); a client cannot set either, they are never part of a message:
+- the client's address (`client_address_scope`, `current_client_address`), None off HTTP;
+- `ADMITTED`: the rate limits the HTTP transport already counted this lone request against before
+  dispatching it (where it could still answer 429); those do not count it again.
 
-`CallerCounter` counts, per caller, entries that lapse at a time of their own (a task until its
-TTL ends; a request until its rate window passes) and refuses an entry past a limit.
-`InMemoryCallerCounter` is one process's; the Redis one (`backends/redis_counter.py`) makes the
-limit hold across processes.
+`CallerCounter` counts, per caller, entries that lapse at a time of their own (a task until its TTL
+ends) and refuses an entry past a limit. `InMemoryCallerCounter` is one process's; the Redis one
+(`_backends/redis_counter.py`) makes the limit hold across processes.
 
 Imports nothing from mcp_kit but `versions`.
 """
@@ -34,6 +37,7 @@ import contextlib
 import contextvars
 import heapq
 import ipaddress
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
@@ -42,6 +46,7 @@ from .versions import is_stateless
 UNKNOWN_ADDRESS = "unknown"
 
 _client_address: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_kit_client_address", default=None)
+ADMITTED: contextvars.ContextVar[tuple[object, ...]] = contextvars.ContextVar("mcp_kit_rate_admitted", default=())
 
 
 def client_address_of(asgi_scope: Mapping[str, Any]) -> str:
@@ -49,6 +54,11 @@ def client_address_of(asgi_scope: Mapping[str, Any]) -> str:
     client = asgi_scope.get("client")
     host = client[0] if isinstance(client, (tuple, list)) and client else None
     return host if isinstance(host, str) and host else UNKNOWN_ADDRESS
+
+
+def record_client_address(asgi_scope: Mapping[str, Any]) -> None:
+    """Set the client's address for the rest of the current context (the HTTP request's task and what it starts)."""
+    _client_address.set(client_address_of(asgi_scope))
 
 
 @contextlib.contextmanager
@@ -79,26 +89,30 @@ def network_of(address: str) -> str:
     return str(ip)
 
 
-def caller_identity(principal: object | None, session_id: str, address: str | None) -> str:
-    """The caller's identity (see the module docstring).
+def principal_key(principal: object | None) -> str | None:
+    """An OAuth caller's canonical identity as one string (None without a principal that names someone)."""
+    identity = getattr(principal, "identity", None)  # (issuer, kind, id): AccessToken.identity
+    if identity is None:
+        return None
+    return "principal:" + json.dumps(list(identity), separators=(",", ":"))
 
-    `address` is the client's network address when the request is a connection of its own
-    (2026-07-28 over HTTP), else None: then the session, which outlives the request, names it.
-    """
-    subject = getattr(principal, "subject", None)
-    client_id = getattr(principal, "client_id", None)
-    if principal is not None and (subject or client_id):
-        who = subject if subject else f"client:{client_id}"
-        return f"principal:{getattr(principal, 'issuer', '') or ''}|{who}"
-    if address is None:
-        return f"session:{session_id}"
-    return f"address:{network_of(address)}"
+
+def caller_identity(principal: object | None, session_id: str | None, stateless: bool) -> str:
+    """The caller's identity (see the module docstring): `stateless` for a 2026-07-28 request, whose
+    HTTP exchange is a connection of its own, so the client's address names it there."""
+    key = principal_key(principal)
+    if key is not None:
+        return key
+    if stateless or session_id is None:
+        address = current_client_address()
+        if address is not None:
+            return f"address:{network_of(address)}"
+    return f"session:{session_id}"
 
 
 def caller_of(ctx: Any) -> str:
     """The identity of the caller of the request `ctx` (a `Context`) serves."""
-    address = current_client_address() if is_stateless(ctx.protocol_version) else None
-    return caller_identity(ctx.principal, ctx.session_id, address)
+    return caller_identity(ctx.principal, ctx.session_id, is_stateless(ctx.protocol_version))
 
 
 class CallerCounter(Protocol):

@@ -4,7 +4,8 @@
     └── MCPError                   -> the same, raised by mcp_kit and user code
         ├── ResourceNotFound       -> -32002 (handshake era) / -32602 (2026-07-28)
         ├── UpstreamUnavailable    -> -31001 with {"source", "retryable"[, "retryAfter"]}; in a tool, isError: true
-        └── InsufficientScopeError -> -31002 with {"error": "insufficient_scope", "scope", "missing"} (OAuth)
+        ├── InsufficientScopeError -> -31002 with {"error": "insufficient_scope", "scope", "missing"} (OAuth)
+        └── RateLimited            -> -31003 with {"retryAfter", "limit"}; for a tool, isError: true
     ToolError                      -> a tool result with isError: true and exactly this message
 
 Codes: -32700 ... -32603 are JSON-RPC's; -32002 and -32020 ... -32022 the MCP specification's. The
@@ -25,6 +26,7 @@ MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 UPSTREAM_UNAVAILABLE = -31001  # mcp_kit's: a data source behind the server failed
 INSUFFICIENT_SCOPE = -31002  # mcp_kit's: the caller's OAuth token lacks a scope the primitive needs
+RATE_LIMITED = -31003  # mcp_kit's: the caller is over a rate limit; data.retryAfter says when to try again
 
 
 class MCPError(JSONRPCError):
@@ -75,6 +77,19 @@ class InsufficientScopeError(MCPError):
                          {"error": "insufficient_scope", "scope": " ".join(needed), "missing": list(missing)})
         self.needed = needed
         self.missing = missing
+
+
+class RateLimited(MCPError):
+    """The caller is over a rate limit: -31003 with `retryAfter` (seconds) and the `limit` in `data`.
+
+    A tool call gets an `isError` result with the same words instead (a model reads it and can wait);
+    over HTTP a lone request is answered 429 with `Retry-After` before it is dispatched.
+    """
+
+    def __init__(self, message: str, *, retry_after: float, limit: str) -> None:
+        super().__init__(RATE_LIMITED, message, {"retryAfter": retry_after, "limit": limit})
+        self.retry_after = retry_after
+        self.limit = limit
 
 
 def scope_refusal(what: str, missing: tuple[str, ...]) -> str:

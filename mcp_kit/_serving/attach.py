@@ -5,9 +5,10 @@ With a shared backend (Redis), inside `attached(app, backend)`:
   and updates relayed by other processes reach this process's subscribers (`hub.deliver`);
 - list changes likewise (`Application.relay_list_changed` / `deliver_list_changed`);
 - watchers run under a deployment-wide lease (once per deployment, not once per process);
-- 2026-07-28 request state is signed with the deployment's shared key (`input_rounds.use_secret`).
+- 2026-07-28 request state is signed with the deployment's shared key (`input_rounds.use_secret`);
+- `ctx.state`, rate limits and the response cache keep their values in it (`app.backend`).
 The backend is started on the way in and closed on the way out. With the in-memory backend
-nothing changes.
+nothing else changes.
 
 Imports the application, the hub's types and input rounds; never a transport, session or server.
 """
@@ -55,6 +56,8 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
     await backend.start()
     relay = _Relay(backend)
     default_tasks = None  # the application's own task store, while a shared one stands in
+    own_backend = app.backend
+    app.backend = backend
     try:
         if backend.shared:
             app.hub.relay = lambda uri: relay.send("u", {"uri": uri})
@@ -76,6 +79,7 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
                                "resume only on this process until it restarts with Redis reachable", exc)
         yield backend
     finally:
+        app.backend = own_backend
         if backend.shared:
             if default_tasks is not None:  # tasks still running fail in the shared store, before it closes
                 await app.task_runner.shutdown()

@@ -72,7 +72,70 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
     add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
+    add_limit_arguments(parser)
     return parser
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the stateful built-ins: rate limits, the response cache, ctx.state (kept in --backend)."""
+    env = os.environ.get
+    group = parser.add_argument_group("rate limits, response cache and state (shared by every process with --backend)")
+    group.add_argument("--rate-limit", action="append", default=_env_list("MCP_RATE_LIMIT"), metavar="[TARGET=]RATE",
+                       help="a token-bucket limit per caller (OAuth subject, else session, else client address): "
+                            "10/s for every request, search=5/m for one tool, resources/read=100/m for one method; "
+                            "RATE is COUNT/WINDOW[:BURST] (s, m, h, d); repeatable "
+                            "[env MCP_RATE_LIMIT, comma-separated]")
+    group.add_argument("--rate-limit-burst", type=float, default=_env_float("MCP_RATE_LIMIT_BURST"),
+                       help="the burst of each --rate-limit written without one (default: its count) "
+                            "[env MCP_RATE_LIMIT_BURST]")
+    group.add_argument("--cache", action="store_true", default=env("MCP_CACHE", "") == "1",
+                       help="answer lists and resource reads from a cache in the backend, dropped when they change "
+                            "[env MCP_CACHE=1]")
+    group.add_argument("--cache-ttl-ms", type=int, default=_env_int("MCP_CACHE_TTL_MS"),
+                       help="how long lists and reads stay fresh: the cache hint (ttlMs) clients get and what --cache "
+                            "keeps [env MCP_CACHE_TTL_MS]")
+    group.add_argument("--cache-scope", choices=["public", "private"], default=env("MCP_CACHE_SCOPE") or None,
+                       help="who may share a cached list or read (cacheScope): private (default: per caller) or public "
+                            "[env MCP_CACHE_SCOPE]")
+    group.add_argument("--state-ttl", type=float, default=_env_float("MCP_STATE_TTL"),
+                       help="seconds a ctx.state / ctx.user_state value lives (default 3600) [env MCP_STATE_TTL]")
+    group.add_argument("--state-max-bytes", type=int, default=_env_int("MCP_STATE_MAX_BYTES"),
+                       help="the largest ctx.state value, JSON-encoded (default 16384) [env MCP_STATE_MAX_BYTES]")
+    group.add_argument("--state-max-keys", type=int, default=_env_int("MCP_STATE_MAX_KEYS"),
+                       help="keys one state holds (default 100) [env MCP_STATE_MAX_KEYS]")
+
+
+def apply_limit_arguments(app: Application, args: argparse.Namespace) -> None:
+    """Install what `add_limit_arguments` parsed on `app`; ValueError naming a bad option."""
+    from ..middleware import RateLimit, ResponseCache
+
+    specs = [spec for item in getattr(args, "rate_limit", None) or () for spec in item.split(",") if spec.strip()]
+    if specs:
+        try:
+            limit = RateLimit.from_specs(specs, getattr(args, "rate_limit_burst", None))
+            app.set_builtin_middleware("rate_limit", limit)
+        except ValueError as exc:
+            raise ValueError(f"--rate-limit: {exc}") from None
+    if getattr(args, "cache_ttl_ms", None) is not None:
+        if args.cache_ttl_ms < 0:
+            raise ValueError("--cache-ttl-ms must be 0 or more")
+        app.cache_ttl_ms = args.cache_ttl_ms
+    if getattr(args, "cache_scope", None):
+        app.cache_scope = args.cache_scope
+    if getattr(args, "cache", False):
+        app.set_builtin_middleware("cache", ResponseCache())
+    changes = {name: getattr(args, f"state_{name}", None) for name in ("ttl", "max_bytes", "max_keys")}
+    if any(value is not None for value in changes.values()):
+        limits = app.state_limits
+        app.state_limits = dataclasses.replace(
+            limits, ttl=changes["ttl"] if changes["ttl"] is not None else limits.ttl,
+            max_value_bytes=changes["max_bytes"] if changes["max_bytes"] is not None else limits.max_value_bytes,
+            max_keys=changes["max_keys"] if changes["max_keys"] is not None else limits.max_keys)
+
+
+def _env_float(name: str) -> float | None:
+    value = os.environ.get(name, "").strip()
+    return float(value) if value else None
 
 
 def _env_int(name: str) -> int | None:
@@ -107,6 +170,11 @@ def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
     """Serve `app` as `add_run_arguments` parsed it."""
     log_level = getattr(args, "log_level", "info")
+    try:
+        apply_limit_arguments(app, args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     if args.transport == "stdio":
         if getattr(args, "oauth_issuer", None):
             logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
@@ -240,7 +308,27 @@ def http_app(app: Application, options: HttpOptions) -> Any:
             yield
 
     return create_app(session, lifespan, options, param_headers=app.tools.param_headers,
-                      required_scopes=app.required_scopes, backend=backend)
+                      required_scopes=app.required_scopes, backend=backend, admit=_admission(app))
+
+
+def _admission(app: Application) -> Any:
+    """What the HTTP transport asks before dispatching a lone request: the app's rate limits (None without any)."""
+    from ..middleware import RateLimit
+
+    limits = [m for m in (*app.builtin_middleware.values(), *app.middleware) if isinstance(m, RateLimit)]
+    if not limits:
+        return None
+
+    async def admit(method: str, params: dict[str, Any], principal: Any, session_id: str | None,
+                    version: str | None) -> Any:
+        for limit in limits:
+            refused = await limit.admit_http(limit.backend or app.backend, method, params, principal, session_id,
+                                             version)
+            if refused is not None:
+                return refused
+        return None
+
+    return admit
 
 
 def _exit_without_waiting_for_abandoned_threads() -> None:

@@ -31,9 +31,11 @@ from starlette.responses import Response as HTTPResponse
 from starlette.routing import Route
 
 from .._backends import Backend
+from .._protocol.callers import record_client_address
 from .._protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Request, decode_message
 from .._protocol.versions import ALL_VERSIONS, STATELESS_VERSIONS, carries_envelope
 from .connection import ConnectionFactory
+from .http_admission import Admit
 from .http_common import VERSION_HEADER, accepts, read_message
 from .http_legacy import LegacySSE
 from .http_options import HttpOptions
@@ -51,12 +53,13 @@ class McpEndpoint:
     """`/mcp`: picks the shape of each exchange (stateless 2026-07-28 or a handshake-era session) and serves it."""
 
     def __init__(self, table: SessionTable, options: HttpOptions, param_headers: ParamHeaders | None,
-                 required_scopes: RequiredScopes | None = None) -> None:
-        self.streamable = StreamableHTTP(table, options, required_scopes)
-        self.stateless = StatelessHTTP(table, param_headers, required_scopes)
+                 required_scopes: RequiredScopes | None = None, admit: Admit | None = None) -> None:
+        self.streamable = StreamableHTTP(table, options, required_scopes, admit)
+        self.stateless = StatelessHTTP(table, param_headers, required_scopes, admit)
 
     async def __call__(self, request: HTTPRequest) -> HTTPResponse:
         started = time.perf_counter()
+        record_client_address(request.scope)  # this request's context only (callers.py)
         try:
             response = await self._route(request)
         except BodyTooLarge as exc:
@@ -155,6 +158,7 @@ def create_app(
     param_headers: ParamHeaders | None = None,
     required_scopes: RequiredScopes | None = None,
     backend: Backend | None = None,
+    admit: Admit | None = None,
 ) -> Any:
     """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard (and OAuth when `options.auth`).
 
@@ -162,11 +166,12 @@ def create_app(
     application's; `param_headers` names the tool arguments mirrored in `Mcp-Param-*` headers;
     `required_scopes` the OAuth scopes of the tool, resource or prompt a request names (checked
     before dispatch when the caller came through the OAuth guard, `http_scopes.py`); `backend` holds
-    what processes share (`mcp_kit._backends`; the caller starts and closes it).
+    what processes share (`mcp_kit._backends`; the caller starts and closes it); `admit` counts a lone
+    request against the rate limits before dispatch (429 when over, `http_admission.py`).
     """
     options = options or HttpOptions()
     table = SessionTable(factory, options, backend)
-    endpoint = McpEndpoint(table, options, param_headers, required_scopes)
+    endpoint = McpEndpoint(table, options, param_headers, required_scopes, admit)
     legacy = LegacySSE(table)
 
     @contextlib.asynccontextmanager

@@ -9,7 +9,7 @@ answer is the first thing ready, an SSE stream when notifications come first (pr
 is open, cancels the request; whatever the request held (its connection, its tasks) is released
 when its HTTP exchange ends, however it ends. Requests in flight count against `max_sessions`
 (503 beyond). A request's connection lasts one exchange, so the client's address names the caller
-for per-caller limits (`callers.client_address_scope`). An answer that is a backend outage
+for per-caller limits (recorded by the endpoint, `callers.record_client_address`). An answer that is a backend outage
 (-32603 with `data.retryAfter`: Redis down) goes out as 503 with `Retry-After`.
 
 Must not import: session, server, or anything MCP but the version and error facts.
@@ -29,7 +29,6 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
-from .._protocol.callers import client_address_of, client_address_scope
 from .._protocol.errors import HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 from .._protocol.jsonrpc import (
     INTERNAL_ERROR,
@@ -47,6 +46,7 @@ from .._protocol.jsonrpc import (
 )
 from .._protocol.versions import PROTOCOL_VERSION_KEY, STATELESS_VERSIONS, is_stateless
 from .event_streams import EventStream
+from .http_admission import Admit, rate_refusal
 from .http_common import VERSION_HEADER, is_json
 from .http_responses import Finally, followed_stream, too_busy
 from .http_scopes import RequiredScopes, caller, scope_refusal
@@ -122,10 +122,11 @@ class StatelessHTTP:
     """POST on `/mcp` in the 2026-07-28 shape: one request, one short-lived connection."""
 
     def __init__(self, table: SessionTable, param_headers: ParamHeaders | None,
-                 required_scopes: RequiredScopes | None = None) -> None:
+                 required_scopes: RequiredScopes | None = None, admit: Admit | None = None) -> None:
         self.table = table
         self.param_headers = param_headers
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
+        self.admit = admit  # rate limits counted before dispatch (http_admission.py)
 
     async def serve(self, request: HTTPRequest, decoded: Decoded | None = None) -> HTTPResponse:
         """Serve one stateless-era HTTP request; `decoded` is its body when the endpoint already decoded it."""
@@ -154,6 +155,10 @@ class StatelessHTTP:
             refused = scope_refusal(request, principal, message, self.required_scopes)
             if refused is not None:
                 return refused
+        if self.admit is not None:
+            limited = await rate_refusal(self.admit, message, principal, None, STATELESS_VERSIONS[0])
+            if limited is not None:
+                return limited
         return await self._run(request, message, principal)
 
     async def _run(self, http_request: HTTPRequest, message: Request, principal: object | None = None) -> Any:
@@ -176,8 +181,7 @@ class StatelessHTTP:
             served.dispatcher.close()
 
         try:
-            with client_address_scope(client_address_of(http_request.scope)):  # the request's task inherits it
-                await served.dispatcher.feed(message, principal=principal)
+            await served.dispatcher.feed(message, principal=principal)  # the endpoint recorded the client's address
             if not await _first_event(stream, http_request):
                 finish()  # the client left before anything was ready: nobody can receive the answer
                 return HTTPResponse(status_code=204)

@@ -25,6 +25,7 @@ from .._protocol.jsonrpc import INVALID_REQUEST, Batch, Decoded, ErrorResponse, 
 from ..auth._principal import session_owner
 from .connection import Served
 from .event_streams import EventStream
+from .http_admission import Admit, rate_refusal
 from .http_common import SESSION_HEADER, accepts
 from .http_options import HttpOptions
 from .http_responses import (
@@ -46,10 +47,12 @@ logger = logging.getLogger("mcp_kit.http")
 class StreamableHTTP:
     """POST, GET and DELETE on `/mcp` for handshake-era sessions."""
 
-    def __init__(self, table: SessionTable, options: HttpOptions, required_scopes: RequiredScopes | None = None) -> None:
+    def __init__(self, table: SessionTable, options: HttpOptions, required_scopes: RequiredScopes | None = None,
+                 admit: Admit | None = None) -> None:
         self.table = table
         self.options = options
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
+        self.admit = admit  # rate limits counted before dispatch (http_admission.py)
 
     async def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
@@ -94,6 +97,10 @@ class StreamableHTTP:
             refused = scope_refusal(request, principal, decoded, self.required_scopes)
             if refused is not None:
                 return refused
+        if self.admit is not None and isinstance(decoded, Request):  # a lone request can still get a 429
+            limited = await rate_refusal(self.admit, decoded, principal, served.session_id, None)
+            if limited is not None:
+                return limited
         dispatcher, writer = served.dispatcher, served.writer
         if not requests:
             await dispatcher.feed(decoded, principal=principal)

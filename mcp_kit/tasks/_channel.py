@@ -69,6 +69,10 @@ class TaskChannel:
         return self._inner.lifespan_state
 
     @property
+    def app(self) -> Any:
+        return self._inner.app
+
+    @property
     def task_id(self) -> str | None:
         return self._call.task_id
 

@@ -31,25 +31,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .._app.application import TASKS_EXTENSION, Application
 from .._app.context import Context
+from .._app.pipeline import Call
 from .._backends.base import BackendUnavailable
 from .._eras.input_rounds import valid_answer
 from .._primitives.content import error_result
 from .._primitives.tools import Tool, call_tool
-from .._protocol.callers import caller_of
+from .._protocol.callers import caller_of, principal_key
 from .._protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import METHOD_NOT_FOUND
 from .._protocol.versions import is_stateless, shape_tool_result
-from ..auth._principal import audit_subject
 from . import TaskLimitReached, TaskRecord
 from ._channel import TaskChannel
 from ._runner import TaskCall, store_unavailable
 from ._wire import (
+    LEGACY_TASKS_VERSION,
     RELATED_TASK_KEY,
     acknowledgement,
     create_task_result,
@@ -61,7 +61,6 @@ from ._wire import (
 
 logger = logging.getLogger("mcp_kit.tasks")
 
-LEGACY_TASKS_VERSION = "2025-11-25"
 RESULT_WAIT_SECONDS = 30.0  # tasks/result re-reads the task at least this often while waiting
 
 
@@ -73,10 +72,9 @@ def declares_tasks(ctx: Context) -> bool:
 
 def owner_of(ctx: Context) -> str | None:
     """The owner key of tasks created by this request: its principal, else its session (handshake era)."""
-    principal = ctx.principal
-    subject = getattr(principal, "subject", None)
-    if principal is not None and (subject or getattr(principal, "client_id", None)):
-        return f"principal:{subject or ''}|{getattr(principal, 'client_id', None) or ''}"
+    key = principal_key(ctx.principal)
+    if key is not None:
+        return key
     if is_stateless(ctx.protocol_version):
         return None
     return f"session:{ctx.session_id}"
@@ -142,15 +140,21 @@ async def call_tool_as_task(app: Application, tool: Tool, arguments: dict[str, A
         call.on_change = status_notification
     task_ctx = Context(scope, ctx.request_id, ctx.meta, ctx.principal)
 
+    async def run(run_call: Call) -> dict[str, Any]:
+        run_arguments = run_call.params.get("arguments")
+        if run_arguments is not None and not isinstance(run_arguments, dict):
+            raise invalid_params("'arguments' must be an object")
+        result = await call_tool(tool, run_arguments, run_call.ctx, crash=True)
+        return shape_tool_result(result, version)
+
     async def work() -> dict[str, Any]:
         if tool.task_start == "auto":
             await call.create()
-        started = time.perf_counter()
-        result = await call_tool(tool, arguments, task_ctx)
-        if app.audit_hooks:
-            app.record_tool_call(ctx.session_id, tool.name, arguments, result, time.perf_counter() - started,
-                                audit_subject(ctx.principal))
-        return shape_tool_result(result, version)
+        pipeline = app.pipeline
+        if pipeline is None:
+            return shape_tool_result(await call_tool(tool, arguments, task_ctx), version)
+        # the run passes through the middleware chain once more, as the task's run
+        return await pipeline.handle(Call("tools/call", params, task_ctx, app, in_task=True, _answer=run))  # type: ignore[no-any-return]
 
     try:
         kind, value = await app.task_runner.start(call, work)

@@ -13,10 +13,24 @@ Must not import: session, server, dispatcher, transports, context.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from .._protocol.versions import is_stateless
 from ._model import TaskRecord
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # 2026-07-28's tasks extension (SEP-2663)
+LEGACY_TASKS_VERSION = "2025-11-25"  # the protocol version of the core protocol's experimental tasks
+
+
+def asks_for_a_task(params: dict[str, Any], version: str, client_capabilities: Any) -> bool:
+    """Whether a `tools/call` of a task-capable tool goes to the task runner: 2026-07-28 with the extension
+    declared in this request's capabilities, 2025-11-25 with a `task` param; never in earlier versions."""
+    if is_stateless(version):
+        extensions = client_capabilities.get("extensions") if isinstance(client_capabilities, Mapping) else None
+        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+    return version == LEGACY_TASKS_VERSION and params.get("task") is not None
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 CANCELLED_ERROR = {"code": -32603, "message": "The task was cancelled before it produced a result"}

@@ -87,12 +87,15 @@ async def test_handshake_sessions_and_principals_are_callers_of_their_own() -> N
 def test_the_caller_identity_prefers_the_principal_then_the_session_then_the_address() -> None:
     from mcp_kit._protocol.callers import caller_identity, caller_of, client_address_scope, network_of
 
-    alice = SimpleNamespace(subject="alice", client_id="app", issuer="https://as.example")
-    robot = SimpleNamespace(subject=None, client_id="robot", issuer="https://as.example")
-    assert caller_identity(alice, "s1", ATTACKER) == "principal:https://as.example|alice"
-    assert caller_identity(robot, "s1", None) == "principal:https://as.example|client:robot"
-    assert caller_identity(None, "s1", None) == "session:s1"
-    assert caller_identity(None, "s1", ATTACKER) == f"address:{ATTACKER}"
+    alice = SimpleNamespace(identity=("https://as.example", "sub", "alice"))
+    robot = SimpleNamespace(identity=("https://as.example", "client", "robot"))
+    posing = SimpleNamespace(identity=("https://as.example", "sub", "client:robot"))  # a subject shaped like a client
+    with client_address_scope(ATTACKER):
+        assert caller_identity(alice, "s1", True) == 'principal:["https://as.example","sub","alice"]'
+        assert caller_identity(None, "s1", True) == f"address:{ATTACKER}"
+    assert caller_identity(robot, "s1", False) == 'principal:["https://as.example","client","robot"]'
+    assert caller_identity(posing, "s1", False) != caller_identity(robot, "s1", False)
+    assert caller_identity(None, "s1", False) == "session:s1"
     # one IPv6 host usually holds a /64: its addresses are one caller; an IPv4-mapped address is its IPv4
     assert network_of("2001:db8:1:2::1") == network_of("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
     assert network_of("::ffff:203.0.113.7") == ATTACKER
@@ -164,7 +167,7 @@ async def test_the_route_records_the_caller_of_a_task() -> None:
 
     app = build(limit=5)
     async with app.running():
-        alice = Context(_Scope(), 1, {}, SimpleNamespace(subject="alice", client_id="app", issuer="as"))  # type: ignore[arg-type]
+        alice = Context(_Scope(), 1, {}, SimpleNamespace(identity=("as", "sub", "alice"), subject="alice", client_id="app", issuer="as"))  # type: ignore[arg-type]
         created = await ROUTES["tools/call"](app, {"name": "quick", "arguments": {}}, alice)
         record = await app.task_store.get(created["taskId"])
-        assert record is not None and record.caller == "principal:as|alice"
+        assert record is not None and record.caller == 'principal:["as","sub","alice"]'

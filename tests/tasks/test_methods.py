@@ -367,13 +367,13 @@ async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
     app, _ = build()
 
     def as_caller(subject: str | None) -> Context:
-        principal = None if subject is None else SimpleNamespace(subject=subject, client_id="app")
+        principal = None if subject is None else SimpleNamespace(identity=("as", "sub", subject), subject=subject, client_id="app")
         return Context(_Scope(), 1, {}, principal)  # type: ignore[arg-type]
 
     async with app.running():
         created = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}}, as_caller("alice"))
         record = await app.task_store.get(created["taskId"])
-        assert record is not None and record.owner == "principal:alice|app"
+        assert record is not None and record.owner == 'principal:["as","sub","alice"]'
         assert (await ROUTES["tasks/get"](app, {"taskId": created["taskId"]}, as_caller("alice")))["taskId"]
         for other in ("mallory", None):
             with pytest.raises(MCPError) as hidden:
