@@ -75,6 +75,7 @@ PUBLIC_MODULES = {
                           "SchemaConversionError", "StrictSchemaError", "ToolBridge", "ToolCall", "ToolOutcome",
                           "ToolSession", "Turn", "check_strict_limits", "parse_arguments", "to_gemini_schema",
                           "to_strict_schema"],
+    "mcp_kit.middleware": ["MaskErrors", "RequestLog", "ResultSizeLimit", "Timeouts"],
     "mcp_kit.tasks": ["InMemoryTaskStore", "STATUSES", "TERMINAL", "TRANSITIONS", "TaskLimitReached", "TaskRecord",
                       "TaskSettings", "TaskStatus", "TaskStore", "TaskStoreError", "can_transition", "new_task_id"],
     "mcp_kit.skills": ["DIRECTORY_MIME_TYPE", "EXTENSION_ID", "FrontmatterError", "MAX_BYTES_PER_SKILL",
