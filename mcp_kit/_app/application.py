@@ -85,10 +85,12 @@ class Application:
         switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
         middleware: Sequence[Middleware] = (),
         list_by_scope: bool = False,
+        mask_errors: bool | None = None,
     ) -> None:
         """`middleware`: run around every request, in order, the first outermost (see `add_middleware`);
         `list_by_scope`: lists show a caller only what its OAuth scopes allow, and a hidden tool answers as an
-        unknown one.
+        unknown one; `mask_errors`: unexpected exceptions reach clients as an error id only (None: over HTTP
+        yes, over stdio no; see `mcp_kit.middleware.MaskErrors`).
         `max_sync_threads`: plain (def) tools running at once, each on a worker thread (default
         min(32, CPUs + 4)); `max_tool_processes`: the process pool of `run_in="process"` tools (default: the
         CPUs); `switch_interval`: the interpreter's GIL switch interval while a sync tool has been running for
@@ -132,6 +134,7 @@ class Application:
         # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
         self.change_hooks: list[Callable[[str, str], Awaitable[None]]] = []
         self.list_by_scope = list_by_scope
+        self.mask_errors = mask_errors
         self.middleware: list[Middleware] = []  # the server's own, in order (after the built-ins)
         self.builtin_middleware: dict[str, Middleware] = {}  # by slot (BUILTIN_ORDER)
         self.pipeline: Pipeline | None = None  # the composed chain; None: no middleware, routes called directly
@@ -169,6 +172,10 @@ class Application:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
         executor = self.executors.executor_for(fn, run_in, options.get("name") or fn.__name__, Context)
         self.tools.add(make_tool(fn, Context, executor=executor, **options))
+        if options.get("timeout") is not None and "timeouts" not in self.builtin_middleware:
+            from ..middleware._timeouts import Timeouts  # a tool's own limit needs the middleware enforcing it
+
+            self.set_builtin_middleware("timeouts", Timeouts())
         self._list_changed("tools")
 
     def remove_tool(self, name: str) -> None:
@@ -324,6 +331,14 @@ class Application:
             _bind(middleware, self)
         self._compose()
 
+    def mask_errors_for(self, transport: str) -> None:
+        """Install error masking for serving over `transport` ("stdio", "http") unless told otherwise."""
+        wanted = self.mask_errors if self.mask_errors is not None else transport != "stdio"
+        if wanted and "mask_errors" not in self.builtin_middleware:
+            from ..middleware._masking import MaskErrors
+
+            self.set_builtin_middleware("mask_errors", MaskErrors())
+
     def _compose(self) -> None:
         builtins = [self.builtin_middleware[slot] for slot in BUILTIN_ORDER if slot in self.builtin_middleware]
         self.pipeline = build_pipeline([*builtins, *self.middleware])
@@ -368,8 +383,12 @@ class Application:
         (for the prompt or template whose arguments it completes).
 
         The HTTP transport asks this before dispatching a request with an access token, so a caller
-        lacking them gets a 403 `insufficient_scope` challenge it can step up with.
+        lacking them gets a 403 `insufficient_scope` challenge it can step up with. With `list_by_scope` a
+        tool, prompt or resource the caller may not use is hidden instead: no challenge names it (the
+        route answers as for one that does not exist).
         """
+        if self.list_by_scope and method in ("tools/call", "prompts/get", "resources/read"):
+            return ()
         if method == "tools/call":
             name = params.get("name")
             tool = self.tools.get(name) if isinstance(name, str) else None

@@ -15,7 +15,9 @@ a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing 
 scopes are checked in `resources.bind_resource`, so subscriptions (both eras) need them too; a
 completion for a prompt's or template's arguments needs that primitive's scopes. Lists
 show every primitive whatever the caller's scopes, so a client can see what a step-up would
-unlock. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
+unlock, unless the application has `list_by_scope`: then lists show a caller only what its scopes
+allow (cursors index that caller's list) and a hidden tool, prompt or resource answers exactly as
+one that does not exist. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
 
 Imports the application, the registries and the context; never the session or a transport.
 """
@@ -31,7 +33,7 @@ from .._primitives.content import error_result
 from .._primitives.prompts import render_prompt
 from .._primitives.resources import read_resource
 from .._primitives.tools import call_tool
-from .._protocol.errors import InsufficientScopeError, invalid_params, scope_refusal
+from .._protocol.errors import InsufficientScopeError, ResourceNotFound, invalid_params, scope_refusal
 from .._protocol.versions import shape_metadata, shape_tool_result
 from ..skills._methods import SKILL_ROUTES, read_skill_file
 from ..tasks._methods import TASK_ROUTES, call_tool_as_task, refuse_task_param
@@ -99,8 +101,17 @@ def _page(key: str, items: list[Any], params: dict[str, Any], page_size: int) ->
 # ---------------------------------------------------------------------- routes
 
 
+def visible_to(app: Application, ctx: Context) -> Callable[[Any], bool] | None:
+    """With `list_by_scope`, whether the caller's OAuth scopes allow a primitive (an entry with `scopes`);
+    None when everything is shown (the option is off, or the request came without an access token)."""
+    principal = ctx.principal
+    if not app.list_by_scope or principal is None:
+        return None
+    return lambda entry: not entry.scopes or not principal.missing(entry.scopes)
+
+
 async def _list_tools(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    return app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size)
+    return app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size, visible_to(app, ctx))
 
 
 async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> Any:
@@ -108,6 +119,9 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
     if not isinstance(name, str):
         raise invalid_params("tools/call needs 'name' (a string)")
     tool = app.tools.get(name)
+    visible = visible_to(app, ctx)
+    if visible is not None and (tool is None or not visible(tool)):  # hidden: exactly as if it did not exist
+        raise app.tools.unknown_tool(name, [each.name for each in app.tools if visible(each)])
     if tool is None:
         raise app.tools.unknown_tool(name)
     arguments = params.get("arguments")
@@ -129,13 +143,24 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
 
 async def _list_resources(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     version = ctx.protocol_version
-    items = [shape_metadata(r, version) for r in await app.resources.listed()]
+    listed = await app.resources.listed()
+    visible = visible_to(app, ctx)
+    if visible is not None:
+        listed = [r for r in listed if _resource_visible(app, visible, r.get("uri"))]
+    items = [shape_metadata(r, version) for r in listed]
     return _page("resources", items, params, app.page_size)
+
+
+def _resource_visible(app: Application, visible: Callable[[Any], bool], uri: Any) -> bool:
+    found = app.resources.find(uri) if isinstance(uri, str) else None
+    return found is None or visible(found[0])
 
 
 async def _list_templates(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     version = ctx.protocol_version
-    items = [shape_metadata(t.definition(), version) for t in app.resources.templates.values()]
+    visible = visible_to(app, ctx)
+    items = [shape_metadata(t.definition(), version) for t in app.resources.templates.values()
+             if visible is None or visible(t)]
     return _page("resourceTemplates", items, params, app.page_size)
 
 
@@ -143,6 +168,9 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
     uri = uri_param(params)
     if app.skills is not None and uri.startswith("skill://"):
         return read_skill_file(app.skills, uri, ctx)
+    visible = visible_to(app, ctx)
+    if visible is not None and not _resource_visible(app, visible, uri):
+        raise ResourceNotFound(uri)
     return {"contents": await read_resource(app.resources, uri, ctx)}
 
 
@@ -156,13 +184,18 @@ def require_scopes(ctx: Context, scopes: tuple[str, ...], what: str) -> None:
 
 async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     version = ctx.protocol_version
-    items = [shape_metadata(p.definition(), version) for p in app.prompts.values()]
+    visible = visible_to(app, ctx)
+    items = [shape_metadata(p.definition(), version) for p in app.prompts.values() if visible is None or visible(p)]
     return _page("prompts", items, params, app.page_size)
 
 
 async def _get_prompt(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     name = params.get("name")
     entry = app.prompts.get(name) if isinstance(name, str) else None
+    visible = visible_to(app, ctx)
+    if visible is not None and (entry is None or not visible(entry)):  # hidden: as if it did not exist
+        known = ", ".join(p.name for p in app.prompts.values() if visible(p)) or "(none)"
+        raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")
     if entry is None:
         known = ", ".join(app.prompts) or "(none)"
         raise invalid_params(f"Unknown prompt {name!r}. Available prompts: {known}")

@@ -17,7 +17,10 @@ each worker process, so a server script must start the server under `if __name__
 Cancellation: the client's cancel is answered at once. A call still waiting for a free process
 never starts; a call already running cannot be stopped without killing its process (and with it,
 in `concurrent.futures`, the whole pool), so it runs to its end, its result is dropped, and its
-process counts against the limit until then. Stopping the server terminates the worker processes,
+process counts against the limit until then. A call cancelled inside `killing_on_cancel()` (a
+tool timeout) is stopped: new calls go to a fresh pool at once, and the old pool's processes are
+terminated as soon as its other running calls have finished (its place in the limit is given
+back then). Stopping the server terminates the worker processes,
 finished or not, and a worker whose server process died (killed, crashed) ends by itself.
 
 Imports only the standard library and `threads` (the machine's size).
@@ -26,6 +29,8 @@ Imports only the standard library and `threads` (the machine's size).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
 import logging
@@ -34,7 +39,7 @@ import pickle
 import threading
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a pool starts: a server without process tools does not load multiprocessing
@@ -44,6 +49,17 @@ from .._errors import MCPKitError
 from .threads import check_limit, machine_cpus
 
 logger = logging.getLogger("mcp_kit.processes")
+_KILL_ON_CANCEL: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_kit_kill_on_cancel", default=False)
+
+
+@contextlib.contextmanager
+def killing_on_cancel() -> Iterator[None]:
+    """Within this block, a process call that is cancelled while it runs has its worker process killed."""
+    token = _KILL_ON_CANCEL.set(True)
+    try:
+        yield
+    finally:
+        _KILL_ON_CANCEL.reset(token)
 
 
 class ProcessPoolError(MCPKitError, RuntimeError):
@@ -127,6 +143,8 @@ class ToolProcesses:
         self._slots: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._died: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()  # pools broken by a dead worker
+        self._running: weakref.WeakKeyDictionary[ProcessPoolExecutor, set[Future[Any]]] = weakref.WeakKeyDictionary()
+        self.killed = 0  # worker pools terminated to stop a call (killing_on_cancel)
 
     @property
     def started(self) -> bool:
@@ -151,8 +169,15 @@ class ToolProcesses:
                 assert executor is not None
                 future = executor.submit(run_packed, payload)
             slot.hold_until(future)
+            running = self._running.setdefault(executor, set())
+            running.add(future)
+            future.add_done_callback(running.discard)
         try:
             return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if _KILL_ON_CANCEL.get() and not future.done():
+                self._kill(executor, future)
+            raise
         except BrokenProcessPool:
             if executor is self._executor:
                 self._replace(executor)
@@ -162,11 +187,31 @@ class ToolProcesses:
                                        "pool; the pool was restarted, so the call may be tried again") from None
             raise ProcessPoolError("the server stopped while the tool was running") from None
 
-    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _kill(self, executor: ProcessPoolExecutor, future: Future[Any]) -> None:
+        """Stop `future`'s call: later calls go to a new pool; `executor` is terminated once its other calls end."""
+        self._died.add(executor)
+        if executor is self._executor and self._loop is not None:
+            self._start(self._loop, keep_slots=True)
+        others = {f for f in self._running.get(executor, ()) if f is not future and not f.done()}
+        self.killed += 1
+        if not others:
+            _terminate(executor)
+            return
+
+        def finished(done: Future[Any]) -> None:
+            others.discard(done)
+            if not others:
+                _terminate(executor)
+
+        for other in list(others):
+            other.add_done_callback(finished)
+
+    def _start(self, loop: asyncio.AbstractEventLoop, *, keep_slots: bool = False) -> None:
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
 
-        if self._executor is not None:
+        slots = self._slots if keep_slots else None
+        if self._executor is not None and not keep_slots:
             self.shutdown()
         executor = ProcessPoolExecutor(max_workers=self.limit, mp_context=get_context("spawn"),
                                        initializer=exit_with_parent)
@@ -176,7 +221,7 @@ class ToolProcesses:
             # then goes unnoticed (its call unanswered) until another call finishes (CPython 3.11-3.13).
             executor._safe_to_dynamically_spawn_children = False
         self._executor = executor
-        self._slots = asyncio.Semaphore(self.limit)
+        self._slots = slots if slots is not None else asyncio.Semaphore(self.limit)
         self._loop = loop
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
@@ -188,17 +233,21 @@ class ToolProcesses:
     def shutdown(self) -> None:
         """Stop the pool: waiting calls are dropped and worker processes terminated; the next call starts a new pool."""
         executor, self._executor, self._slots, self._loop = self._executor, None, None, None
-        if executor is None:
-            return
-        terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+: shuts down and terminates
-        if terminate is not None:
-            terminate()
-            return
-        processes = list((getattr(executor, "_processes", None) or {}).values())  # before shutdown forgets them
-        executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
+        if executor is not None:
+            _terminate(executor)
+
+
+def _terminate(executor: ProcessPoolExecutor) -> None:
+    """Shut `executor` down and terminate its worker processes, finished or not."""
+    terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+: shuts down and terminates
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(executor, "_processes", None) or {}).values())  # before shutdown forgets them
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
 
 
 class _Slot:

@@ -78,7 +78,7 @@ class Tool:
     """A registered tool: its function and options; schema and argument model built when first needed."""
 
     __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "executor", "scopes", "task_support", "task_start",
-                 "task_ttl_ms", "task_poll_interval_ms", "_context_type",
+                 "task_ttl_ms", "task_poll_interval_ms", "timeout", "_context_type",
                  "_description", "_input_schema", "_structured", "_output", "_schema", "_call", "_wire")
 
     def __init__(self, name: str, fn: Callable[..., Any], context_type: type, *, description: str | None = None,
@@ -87,7 +87,7 @@ class Tool:
                  icons: list[dict[str, Any]] | None = None, meta: dict[str, Any] | None = None,
                  executor: Executor | None = None, scopes: tuple[str, ...] = (), task_support: str = "forbidden",
                  task_start: str = "auto", task_ttl_ms: int | None = None,
-                 task_poll_interval_ms: int | None = None) -> None:
+                 task_poll_interval_ms: int | None = None, timeout: float | None = None) -> None:
         self.name = name
         self.fn = fn
         self.title = title
@@ -101,6 +101,7 @@ class Tool:
         self.task_start = task_start  # "explicit": the function runs in the request until it awaits ctx.start_task()
         self.task_ttl_ms = task_ttl_ms  # None: the server's TaskSettings
         self.task_poll_interval_ms = task_poll_interval_ms
+        self.timeout = timeout  # seconds a call may run (the timeouts middleware enforces it); None: the default
         self._context_type = context_type
         self._description = description
         self._input_schema = input_schema
@@ -234,6 +235,7 @@ def make_tool(
     task_start: str = "auto",
     task_ttl_ms: int | None = None,
     task_poll_interval_ms: int | None = None,
+    timeout: float | None = None,
 ) -> Tool:
     """The Tool for `fn`: options checked and kept; schema and model are built when first needed.
 
@@ -242,7 +244,11 @@ def make_tool(
     token, see `mcp_kit.auth`). `task`: "forbidden" (default), "optional" or "required": whether a call
     may (must) run as a task, answered at once with a handle the client polls. `task_start="explicit"`:
     the function runs inside the request until it awaits `ctx.start_task()` (async functions only).
+    `timeout`: seconds a call may run before it is stopped and answered `isError` (enforced by
+    `mcp_kit.middleware.Timeouts`, which `--tool-timeout` installs; None: the server's default).
     """
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise ValueError(f"timeout={timeout!r}: a positive number of seconds, or None")
     if task not in ("forbidden", "optional", "required"):
         raise ValueError(f"task={task!r}: use 'forbidden', 'optional' or 'required'")
     if task_start not in ("auto", "explicit"):
@@ -255,7 +261,7 @@ def make_tool(
     return Tool(name or fn.__name__, fn, context_type, description=description, title=title, annotations=hints,
                 input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, executor=executor,
                 scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"), task_support=task, task_start=task_start,
-                task_ttl_ms=task_ttl_ms, task_poll_interval_ms=task_poll_interval_ms)
+                task_ttl_ms=task_ttl_ms, task_poll_interval_ms=task_poll_interval_ms, timeout=timeout)
 
 
 def _annotations(
@@ -304,12 +310,16 @@ class ToolRegistry:
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
-    def page(self, version: str, cursor: Any, size: int) -> dict[str, Any]:
+    def page(self, version: str, cursor: Any, size: int,
+             visible: Callable[[Tool], bool] | None = None) -> dict[str, Any]:
         """The `tools/list` result for the page at `cursor` (None: the first): its tools shaped for `version`
-        and `nextCursor` when more follow. Builds the schemas of this page's tools only; -32602 for a bad cursor."""
+        and `nextCursor` when more follow. Builds the schemas of this page's tools only; -32602 for a bad cursor.
+        `visible` keeps only the tools a caller may see: cursors index that caller's list."""
         ordered = self._ordered
         if ordered is None:
             ordered = self._ordered = list(self._tools.values())
+        if visible is not None:
+            ordered = [tool for tool in ordered if visible(tool)]
         start = decode_index_cursor(cursor, len(ordered))
         end = start + size
         result: dict[str, Any] = {"tools": [tool.wire(version) for tool in ordered[start:end]]}
@@ -329,9 +339,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def unknown_tool(self, name: str) -> Exception:
-        """The error for a name that is not registered: it lists the tools that exist."""
-        known = self.names()
+    def unknown_tool(self, name: str, known: list[str] | None = None) -> Exception:
+        """The error for a name that is not registered: it lists the tools that exist (`known`: those the caller
+        may see)."""
+        known = self.names() if known is None else known
         close = difflib.get_close_matches(name, known, n=3)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         listing = ", ".join(known) if known else "(none)"

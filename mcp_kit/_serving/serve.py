@@ -6,6 +6,8 @@
 
 Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT,
 MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*: see auth/options.py).
+The request-pipeline options (--tool-timeout, --mask-errors/--no-mask-errors, --max-result-chars,
+--list-by-scope, --log-requests) install the built-in middleware of `mcp_kit.middleware`.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
     add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
     add_limit_arguments(parser)
+    add_pipeline_arguments(parser.add_argument_group("request pipeline (built-in middleware)"))
     return parser
 
 
@@ -133,9 +136,49 @@ def apply_limit_arguments(app: Application, args: argparse.Namespace) -> None:
             max_keys=changes["max_keys"] if changes["max_keys"] is not None else limits.max_keys)
 
 
+def add_pipeline_arguments(group: Any) -> None:
+    """The options installing `mcp_kit.middleware`'s built-ins on every server."""
+    env = os.environ.get
+    group.add_argument("--tool-timeout", type=float, metavar="SECONDS", default=_env_float("MCP_TOOL_TIMEOUT"),
+                       help="stop a tool call after SECONDS (a tool's own timeout wins) [env MCP_TOOL_TIMEOUT]")
+    group.add_argument("--mask-errors", action=argparse.BooleanOptionalAction, default=_env_flag("MCP_MASK_ERRORS"),
+                       help="answer unexpected exceptions with an error id only, the traceback in the log (default: "
+                            "on over HTTP, off over stdio) [env MCP_MASK_ERRORS=1/0]")
+    group.add_argument("--max-result-chars", type=int, metavar="N", default=_env_int("MCP_MAX_RESULT_CHARS"),
+                       help="cut tool results' text to N characters, with a marker (default: no limit) "
+                            "[env MCP_MAX_RESULT_CHARS]")
+    group.add_argument("--list-by-scope", action="store_true", default=env("MCP_LIST_BY_SCOPE", "") == "1",
+                       help="lists show a caller only what its OAuth scopes allow [env MCP_LIST_BY_SCOPE=1]")
+    group.add_argument("--log-requests", action="store_true", default=env("MCP_LOG_REQUESTS", "") == "1",
+                       help="one JSON line per request on stderr (no arguments) [env MCP_LOG_REQUESTS=1]")
+
+
+def apply_pipeline_arguments(app: Application, args: argparse.Namespace) -> None:
+    """Install the built-in middleware the parsed options ask for (`add_pipeline_arguments`)."""
+    from ..middleware import MaskErrors, RequestLog, ResultSizeLimit, Timeouts
+
+    if getattr(args, "log_requests", False):
+        app.set_builtin_middleware("request_log", RequestLog())
+    mask = getattr(args, "mask_errors", None)
+    if mask is not None:
+        app.mask_errors = mask
+        app.set_builtin_middleware("mask_errors", MaskErrors() if mask else None)
+    if getattr(args, "max_result_chars", None):
+        app.set_builtin_middleware("result_size", ResultSizeLimit(args.max_result_chars))
+    if getattr(args, "tool_timeout", None):
+        app.set_builtin_middleware("timeouts", Timeouts(default=args.tool_timeout))
+    if getattr(args, "list_by_scope", False):
+        app.list_by_scope = True
+
+
 def _env_float(name: str) -> float | None:
     value = os.environ.get(name, "").strip()
     return float(value) if value else None
+
+
+def _env_flag(name: str) -> bool | None:
+    value = os.environ.get(name, "").strip().lower()
+    return None if not value else value in ("1", "true", "yes", "on")
 
 
 def _env_int(name: str) -> int | None:
@@ -172,6 +215,7 @@ def run_from_args(app: Application, args: argparse.Namespace) -> None:
     log_level = getattr(args, "log_level", "info")
     try:
         apply_limit_arguments(app, args)
+        apply_pipeline_arguments(app, args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -215,6 +259,7 @@ def run(app: Application, transport: str = "stdio", log_level: str = "info", **o
 
 async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None) -> None:
     """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
+    app.mask_errors_for("stdio")
     with protocol_stdout() as out_fd:
         writer = StdioWriter(out_fd, mode)
         await writer.start()
@@ -292,6 +337,7 @@ def http_app(app: Application, options: HttpOptions) -> Any:
     from ..auth._config import AuthConfig
     from .attach import attached
 
+    app.mask_errors_for("http")
     auth = options.auth
     if isinstance(auth, AuthConfig) and auth.scopes_supported is None and app.declared_scopes():
         # the metadata names every scope a client may need: the server-wide ones and each primitive's
