@@ -66,7 +66,9 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def choose_before(name: str, mode: str, befores: list[tuple[Path, dict[str, Any]]]) -> tuple[str, dict[str, Any]] | None:
+def choose_before(
+    name: str, mode: str, befores: list[tuple[Path, dict[str, Any]]]
+) -> tuple[str, dict[str, Any]] | None:
     holding = [(path, data) for path, data in befores if name in data["curves"]]
     same_mode = [(path, data) for path, data in holding if data["mode"] == mode]
     chosen = (same_mode or holding or [None])[-1]

@@ -359,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     chart_out.write_text(chart.render_svg(without_nan(result)), encoding="utf-8")
 
     print(
-        f"\nmcp_kit benchmark, {args.mode} mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, {elapsed:.0f} s"
+        f"\nmcp_kit benchmark, {args.mode} mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{elapsed:.0f} s"
     )
     print(
         "cells: median (min-max) over repetitions; ratio columns: peer median / baseline median;\n"

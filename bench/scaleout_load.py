@@ -212,12 +212,21 @@ async def run(bases: list[str], sessions: int, seconds: float, interval: float) 
     lost = sum(max(0, len(triggers) - len(c.updates)) for c in clients)
     extra = sum(max(0, len(c.updates) - len(triggers)) for c in clients)
     latencies = [x for c in clients for x in c.latencies]
-    return {"sessions": sessions, "processes": len(bases), "seconds": round(elapsed, 2), "calls": calls,
-            "calls_per_s": round(calls / elapsed, 1), "call_p50_ms": round(pct(latencies, 0.5) * 1000, 2),
-            "call_p99_ms": round(pct(latencies, 0.99) * 1000, 2), "triggers": len(triggers),
-            "notifications_expected": len(triggers) * sessions, "notifications_lost": lost,
-            "notifications_repeated": extra,
-            "delivery_p50_ms": round(pct(delivery, 0.5) * 1000, 2), "delivery_p99_ms": round(pct(delivery, 0.99) * 1000, 2)}
+    return {
+        "sessions": sessions,
+        "processes": len(bases),
+        "seconds": round(elapsed, 2),
+        "calls": calls,
+        "calls_per_s": round(calls / elapsed, 1),
+        "call_p50_ms": round(pct(latencies, 0.5) * 1000, 2),
+        "call_p99_ms": round(pct(latencies, 0.99) * 1000, 2),
+        "triggers": len(triggers),
+        "notifications_expected": len(triggers) * sessions,
+        "notifications_lost": lost,
+        "notifications_repeated": extra,
+        "delivery_p50_ms": round(pct(delivery, 0.5) * 1000, 2),
+        "delivery_p99_ms": round(pct(delivery, 0.99) * 1000, 2),
+    }
 
 
 def main() -> int:

@@ -73,9 +73,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--charts", type=Path, help="directory for the SVGs (default bench/results/charts/<stamp>)")
     parser.add_argument("--before", type=Path, help="a previous results JSON: adds its mcp_kit figures as columns")
     parser.add_argument("--from-json", type=Path, help="print tables and write charts from a saved run; no measuring")
-    parser.add_argument("--save-baseline", type=Path, metavar="FILE",
-                        help="also write the run's samples (no logs, no timings) to FILE, e.g. bench/baselines/NAME.json, "
-                        "for later --before comparisons")
+    parser.add_argument(
+        "--save-baseline",
+        type=Path,
+        metavar="FILE",
+        help="also write the run's samples (no logs, no timings) to FILE, e.g. bench/baselines/NAME.json, "
+        "for later --before comparisons",
+    )
     parser.add_argument("--no-setup", action="store_true", help="do not create or repair bench/.venvs")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.set_defaults(mode="quick")
@@ -222,8 +226,12 @@ def report(result: dict[str, Any], before_data: dict[str, Any] | None, chart_dir
                 print(f"  {message}")
         if chart_dir is not None:
             chart_dir.mkdir(parents=True, exist_ok=True)
-            subtitle = (f"{mode} settings, medians of {max((s.get('n', 0) for impl in summary.values() for s in impl.values()), default=0)} "
-                        f"runs, {result['machine'].get('cpus')} CPUs, {result['started']}; bench/{curve.command.split('bench/')[-1]}")
+            subtitle = (
+                f"{mode} settings, medians of "
+                f"{max((s.get('n', 0) for impl in summary.values() for s in impl.values()), default=0)} "
+                f"runs, {result['machine'].get('cpus')} CPUs, {result['started']}; "
+                f"bench/{curve.command.split('bench/')[-1]}"
+            )
             svg = curve_report.chart(curve, settings, summary, impl_names, subtitle, before, baseline)
             path = chart_dir / f"{name}.svg"
             path.write_text(svg)

@@ -134,7 +134,9 @@ async def error_the_model_can_fix(stock: ClientSession) -> None:
     arguments = {"ticker": "AAPLE"}
     show.say(show.call_line("stock", "get_stock_price", arguments))
     result = await stock.call_tool("get_stock_price", arguments)
-    show.say(f"isError: {str(result.get('isError', False)).lower()}, the model reads: {show.model_text(result)}", show.INDENT)
+    show.say(
+        f"isError: {str(result.get('isError', False)).lower()}, the model reads: {show.model_text(result)}", show.INDENT
+    )
     show.say(show.call_line("stock", "get_stock_price", {"ticker": "AAPL"}) + "   (the model follows the hint)")
     retry = await stock.call_tool("get_stock_price", {"ticker": "AAPL"})
     show.say(show.quote_line(retry["structuredContent"]), show.INDENT)
@@ -167,7 +169,10 @@ async def demo() -> None:
         print(f"\nDone: all {len(processes)} server processes stopped (exit statuses {statuses}).")
         python, mcp_kit = next_step_commands()
         print(f'Next: {mcp_kit} list "{python} -m servers.stock --provider sample"   (any MCP server, ours or not)')
-        print(f"      {mcp_kit} config claude --root DIR --write   (adds the three servers to Claude Desktop, filesystem for DIR only; see README)")
+        print(
+            f"      {mcp_kit} config claude --root DIR --write   (adds the three servers to Claude Desktop, "
+            "filesystem for DIR only; see README)"
+        )
     finally:
         shutil.rmtree(files, ignore_errors=True)
 

@@ -42,8 +42,10 @@ def tool_table(tools: list[dict[str, Any]]) -> str:
 
 
 def quote_line(quote: dict[str, Any]) -> str:
-    return (f"{quote['ticker']} ({quote['name']}): {quote['price']:.2f} {quote['currency']} "
-            f"({quote['change']:+.2f}, {quote['change_percent']:+.2f}%), source {quote['source']}, as of {quote['as_of']}")
+    return (
+        f"{quote['ticker']} ({quote['name']}): {quote['price']:.2f} {quote['currency']} "
+        f"({quote['change']:+.2f}, {quote['change_percent']:+.2f}%), source {quote['source']}, as of {quote['as_of']}"
+    )
 
 
 def valuation_table(comparison: dict[str, Any]) -> str:

@@ -2,7 +2,8 @@
 using the stock server's tools over stdio (through mcp_kit.functions).
 
     OPENAI_MODEL=gpt-4.1 OPENAI_API_KEY=sk-... .venv/bin/python examples/stock_agent.py
-    OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen3 .venv/bin/python examples/stock_agent.py "Is NVDA pricier than AMD?"
+    OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen3 .venv/bin/python examples/stock_agent.py "Is NVDA
+    pricier than AMD?"
 
 Environment:
     OPENAI_BASE_URL   the API's base URL (default https://api.openai.com/v1; Ollama, vLLM, LM Studio ... work too)

@@ -52,7 +52,9 @@ async def demo() -> None:
         print(f"created   {task['taskId'][:8]}… status={task['status']} pollIntervalMs={task['pollIntervalMs']}")
         doomed = await send("tools/call", name="build_report", arguments={"items": 1000})
         await send("tasks/cancel", taskId=doomed["taskId"])
-        print(f"cancelled {doomed['taskId'][:8]}… status={(await send('tasks/get', taskId=doomed['taskId']))['status']}")
+        print(
+            f"cancelled {doomed['taskId'][:8]}… status={(await send('tasks/get', taskId=doomed['taskId']))['status']}"
+        )
         while True:
             state = await send("tasks/get", taskId=task["taskId"])
             if state["status"] in ("completed", "failed", "cancelled"):

@@ -55,7 +55,26 @@ if typing.TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers m
 
 # Protocol models re-exported from the official `mcp_types` package, imported on first use
 # (the import costs ~200 ms and ~20 MiB that a server not using them should not pay).
-_PROTOCOL_MODELS = frozenset({"AudioContent", "BlobResourceContents", "CallToolResult", "Completion", "CreateMessageResult", "ElicitResult", "EmbeddedResource", "GetPromptResult", "ImageContent", "PromptMessage", "Resource", "ResourceLink", "Root", "TextContent", "TextResourceContents", "ToolAnnotations"})
+_PROTOCOL_MODELS = frozenset(
+    {
+        "AudioContent",
+        "BlobResourceContents",
+        "CallToolResult",
+        "Completion",
+        "CreateMessageResult",
+        "ElicitResult",
+        "EmbeddedResource",
+        "GetPromptResult",
+        "ImageContent",
+        "PromptMessage",
+        "Resource",
+        "ResourceLink",
+        "Root",
+        "TextContent",
+        "TextResourceContents",
+        "ToolAnnotations",
+    }
+)
 
 
 def __getattr__(name: str) -> object:

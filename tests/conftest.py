@@ -16,7 +16,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("COVERAGE_PROCESS_START"):
         from mcp.client import stdio
 
-        stdio.DEFAULT_INHERITED_ENV_VARS.extend(v for v in COVERAGE_VARIABLES if v not in stdio.DEFAULT_INHERITED_ENV_VARS)
+        stdio.DEFAULT_INHERITED_ENV_VARS.extend(
+            v for v in COVERAGE_VARIABLES if v not in stdio.DEFAULT_INHERITED_ENV_VARS
+        )
 
 
 @pytest.fixture

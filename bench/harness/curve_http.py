@@ -196,7 +196,9 @@ async def _c256(port: int, pid: int, clients: int, calls: int) -> dict[str, floa
             await conn.reopen_if_closed()
         rss_before = procstat.rss_mib(pid)
         loop = ClosedLoop(time.perf_counter() + 3600, clients * calls)
-        await asyncio.gather(*(closed_loop_worker(c, loop, calls, 1_000_000 * i + 10) for i, c in enumerate(connections)))
+        await asyncio.gather(
+            *(closed_loop_worker(c, loop, calls, 1_000_000 * i + 10) for i, c in enumerate(connections))
+        )
         if len(loop.latencies) != clients * calls:
             raise HttpProtocolError(f"the c={clients} run made {len(loop.latencies)} calls, wanted {clients * calls}")
         return {"rss_before": rss_before, "rss_after": procstat.rss_mib(pid)}

@@ -63,13 +63,13 @@ def _stdio() -> list[Metric]:
             True,
             "stdio.wire_echo_pipelined_bytes",
         ),
-        Metric("stdio.tools_list_p50_us", "stdio tools/list p50", "us", True, "stdio.wire_tools_list_bytes", exact=False),
+        Metric(
+            "stdio.tools_list_p50_us", "stdio tools/list p50", "us", True, "stdio.wire_tools_list_bytes", exact=False
+        ),
         Metric("stdio.resources_read_p50_us", "stdio resources/read p50", "us", True, "stdio.wire_read_bytes"),
         Metric("stdio.echo_1mib_ms", "stdio 1 MiB echo round trip", "ms", True, "stdio.wire_echo_1mib_bytes"),
         Metric("stdio.rss_after_init_mib", "RSS after initialize", "MiB", True),
-        Metric(
-            "stdio.peak_rss_mib", "peak RSS (VmHWM) of a stdio session", "MiB", True
-        ),
+        Metric("stdio.peak_rss_mib", "peak RSS (VmHWM) of a stdio session", "MiB", True),
         Metric(
             "stdio.rss_after_leak_first_mib",
             "RSS after the first leak-check calls",

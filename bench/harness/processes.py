@@ -92,7 +92,8 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> float:
-    """Poll until 127.0.0.1:`port` accepts a connection; returns seconds waited. Raises if the process dies or time runs out."""
+    """Poll until 127.0.0.1:`port` accepts a connection; returns seconds waited. Raises if the process dies or time runs
+    out."""
     started = time.perf_counter()
     deadline = started + timeout_s
     while time.perf_counter() < deadline:

@@ -155,5 +155,7 @@ def loop_share(
         ]
         if all(math.isnan(r) for r in ratios):
             continue
-        rows.append([metric.label, metric.unit, "lower" if metric.lower_is_better else "higher"] + [fmt(r) for r in ratios])
+        rows.append(
+            [metric.label, metric.unit, "lower" if metric.lower_is_better else "higher"] + [fmt(r) for r in ratios]
+        )
     return align(header, rows)

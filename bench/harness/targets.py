@@ -42,13 +42,21 @@ TARGETS = [
         10,
     ),
     Target("stdio sequential p50 <= 1/4 of SDK", "stdio.seq_p50_us", True, 4),
-    Target("HTTP SSE c=16 throughput >= 10x SDK (retired: the floor itself does ~11x)", "http_sse.c16_calls_per_s", False, 10),
-    Target("HTTP JSON c=16 throughput >= 10x SDK (retired: the floor itself does ~11x)", "http_json.c16_calls_per_s", False, 10),
+    Target(
+        "HTTP SSE c=16 throughput >= 10x SDK (retired: the floor itself does ~11x)",
+        "http_sse.c16_calls_per_s",
+        False,
+        10,
+    ),
+    Target(
+        "HTTP JSON c=16 throughput >= 10x SDK (retired: the floor itself does ~11x)",
+        "http_json.c16_calls_per_s",
+        False,
+        10,
+    ),
     Target("HTTP SSE c=16 server CPU per call <= 2x the floor's", "http_sse.c16_cpu_per_call_us", True, 0.5, "floor"),
     Target("HTTP JSON c=16 server CPU per call <= 2x the floor's", "http_json.c16_cpu_per_call_us", True, 0.5, "floor"),
-    Target(
-        "cold start (initialize) <= 1/2 of SDK", "stdio.cold_start_init_ms", True, 2
-    ),
+    Target("cold start (initialize) <= 1/2 of SDK", "stdio.cold_start_init_ms", True, 2),
     Target(
         "RSS after initialize below the SDK's (the 1/2 target was retired at 1.78x)",
         "stdio.rss_after_init_mib",

@@ -34,7 +34,9 @@ def test_variants_are_named_by_loop_and_the_stdio_floor_has_none(impls: dict) ->
 
 
 @pytest.mark.parametrize("name, uvloop", [("mcp_kit", True), ("mcp_kit@asyncio", False)])
-def test_stdio_server_loads_uvloop_only_in_the_uvloop_variant(impls: dict, name: str, uvloop: bool, stderr: IO[bytes]) -> None:
+def test_stdio_server_loads_uvloop_only_in_the_uvloop_variant(
+    impls: dict, name: str, uvloop: bool, stderr: IO[bytes]
+) -> None:
     impl = impls[name]
     peer = StdioPeer(impl.argv("stdio"), impl.env(), implementations.REPO_DIR, stderr)
     try:

@@ -1,7 +1,8 @@
 """What an MCP server is made of: its registries, the facts derived from them, and the state its sessions share.
 
 `Application` holds the tools, resources, templates, prompts and completions (registries in
-`_primitives/tools.py`, `_primitives/resources.py`, `_primitives/prompts.py`, `_primitives/completions.py`), derives capabilities and server
+`_primitives/tools.py`, `_primitives/resources.py`, `_primitives/prompts.py`, `_primitives/completions.py`), derives
+capabilities and server
 info, fans notifications out to the connected sessions and `subscriptions/listen` streams, keeps
 the audit trail and runs the lifespan. `MCPServer` (`_serving/server.py`) is this plus how to serve it.
 
@@ -260,7 +261,9 @@ class Application:
                 entry = self.resources.templates.get(template)
                 if entry is not None:
                     try:
-                        validate_variables(entry, uri, {name: variables[name] for name in entry.variables if name in variables})
+                        validate_variables(
+                            entry, uri, {name: variables[name] for name in entry.variables if name in variables}
+                        )
                     except MCPError as exc:
                         logger.warning("not watching %s: %s", uri[:200], exc.message.replace("\n", " "))
                         return

@@ -158,14 +158,26 @@ class Context:
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         from mcp_types import ElicitResult
 
-        answer = await self.channel.ask("elicitation/create", params, request_id=self.request_id, timeout=timeout, key=key)
+        answer = await self.channel.ask(
+            "elicitation/create", params, request_id=self.request_id, timeout=timeout, key=key
+        )
         return ElicitResult.model_validate(answer)
 
-    async def sample(self, prompt: str | list[dict[str, Any]], *, max_tokens: int = 512, system_prompt: str | None = None,
-                     key: str | None = None, timeout: float = 300.0, **extra: Any) -> CreateMessageResult:
+    async def sample(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        timeout: float = 300.0,
+        **extra: Any,
+    ) -> CreateMessageResult:
         """Ask the client's model to generate a message."""
         self._require("sampling", "ask the client's model")
-        messages = [{"role": "user", "content": {"type": "text", "text": prompt}}] if isinstance(prompt, str) else prompt
+        messages = (
+            [{"role": "user", "content": {"type": "text", "text": prompt}}] if isinstance(prompt, str) else prompt
+        )
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt

@@ -13,7 +13,8 @@ every request and wraps the middleware's own specific hook (`on_call_tool`, ...)
 apply in order, the first outermost. Notifications from the client pass `on_notification`.
 
 A middleware raising `ToolError` (or `UpstreamUnavailable`) for a `tools/call` answers an `isError`
-result with its message, as a tool raising it does. A tool that raises an unexpected exception (anything but `ToolError`, `UpstreamUnavailable` and
+result with its message, as a tool raising it does. A tool that raises an unexpected exception (anything but
+`ToolError`, `UpstreamUnavailable` and
 protocol errors) makes `call_next` raise `ToolCrashed` inside the chain: a middleware may answer
 otherwise (error masking does); past the outermost middleware it becomes the `isError` result
 (`ToolCrashed.result`) a server without middleware answers.

@@ -71,7 +71,9 @@ EVENT_GRACE = 60  # seconds a stream's copy lives after its last event
 LEASE_MS = 10_000  # a lease lapses this long after its holder stops renewing it
 HOLDER_TTL = 90  # seconds a legacy-stream holder record lives without renewal
 
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 _NOW = ("local clock = redis.call('TIME') "

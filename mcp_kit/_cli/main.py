@@ -50,10 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list a server's tools, resources, templates and prompts")
     add_target_arguments(listing)
 
-    call = commands.add_parser("call", help="call a tool",
-                               description="Call a tool. Arguments are key=value pairs (values are JSON when they "
-                                           "parse: n=3, flag=true, tickers='[\"AAPL\",\"MSFT\"]'; else strings), or one "
-                                           "JSON object after --json, which also prints the result as JSON.")
+    call = commands.add_parser(
+        "call",
+        help="call a tool",
+        description="Call a tool. Arguments are key=value pairs (values are JSON when they "
+        'parse: n=3, flag=true, tickers=\'["AAPL","MSFT"]\'; else strings), or one '
+        "JSON object after --json, which also prints the result as JSON.",
+    )
     add_target_arguments(call)
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("pairs", nargs="*", metavar="key=value")
@@ -69,10 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("pairs", nargs="*", metavar="key=value", help="prompt arguments (strings)")
     prompt.add_argument("--args", metavar="JSON", help="the arguments as one JSON object")
 
-    tools = commands.add_parser("tools", help="print a server's tools as OpenAI, Anthropic or Gemini function definitions",
-                                description="Print the server's tools as JSON, ready for the `tools` field of a "
-                                            "request to that API (names made valid for it; with --strict, schemas "
-                                            "converted for OpenAI strict mode).")
+    tools = commands.add_parser(
+        "tools",
+        help="print a server's tools as OpenAI, Anthropic or Gemini function definitions",
+        description="Print the server's tools as JSON, ready for the `tools` field of a "
+        "request to that API (names made valid for it; with --strict, schemas "
+        "converted for OpenAI strict mode).",
+    )
     add_tools_arguments(tools)
 
     config = commands.add_parser(

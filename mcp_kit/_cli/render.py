@@ -60,7 +60,10 @@ def listing(initialize_result: dict[str, Any], sections: dict[str, list[dict[str
     formats = {
         "tools": ("Tools", tool_line),
         "resources": ("Resources", lambda r: _entry(r["uri"], r.get("title") or r.get("name"))),
-        "resourceTemplates": ("Resource templates", lambda r: _entry(r["uriTemplate"], r.get("title") or r.get("name"))),
+        "resourceTemplates": (
+            "Resource templates",
+            lambda r: _entry(r["uriTemplate"], r.get("title") or r.get("name")),
+        ),
         "prompts": ("Prompts", prompt_line),
     }
     for key, items in sections.items():
@@ -89,7 +92,9 @@ def resource_text(contents: dict[str, Any]) -> str:
     if "text" in contents:
         return str(contents["text"])
     size = _decoded_size(contents.get("blob", ""))
-    return f"[binary {contents.get('mimeType', 'data')}, {size} bytes from {contents.get('uri')}; use --json for base64]"
+    return (
+        f"[binary {contents.get('mimeType', 'data')}, {size} bytes from {contents.get('uri')}; use --json for base64]"
+    )
 
 
 def _decoded_size(data: str) -> int:

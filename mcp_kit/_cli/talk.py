@@ -26,9 +26,12 @@ LIST_SECTIONS = (("tools", "tools", "list_tools"), ("resources", "resources", "l
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """TARGET and the options every talking command shares."""
-    parser.add_argument("target", metavar="TARGET",
-                        help='the server: a command line in one quoted string ("python -m servers.stock --provider '
-                             'sample"), or an http(s) URL (Streamable HTTP; legacy HTTP+SSE when the path ends in /sse)')
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        help='the server: a command line in one quoted string ("python -m servers.stock --provider '
+        'sample"), or an http(s) URL (Streamable HTTP; legacy HTTP+SSE when the path ends in /sse)',
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                         help="how long to wait for each answer (default 60)")

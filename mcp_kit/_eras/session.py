@@ -133,7 +133,9 @@ class Session:
         if meta is not None:
             check_meta(meta)
         method = request.method
-        if (meta is not None and PROTOCOL_VERSION_KEY in meta) or method == DISCOVER_METHOD:  # _in_stateless_era, inlined
+        if (
+            meta is not None and PROTOCOL_VERSION_KEY in meta
+        ) or method == DISCOVER_METHOD:  # _in_stateless_era, inlined
             return await self._stateless.serve(request, params, principal)
         route = ROUTES.get(method)
         if route is not None:
@@ -209,8 +211,11 @@ class Session:
             if _in_stateless_era(request.method, params.get("_meta")):
                 result["resultType"] = "complete"
             return result
-        raise MCPError(INTERNAL_ERROR, f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
-                       {"reason": "unencodable result"})
+        raise MCPError(
+            INTERNAL_ERROR,
+            f"Internal error: the result of {request.method} cannot be sent as JSON: {error}",
+            {"reason": "unencodable result"},
+        )
 
     def close(self) -> None:
         """The connection is gone (its dispatcher already stopped its requests): drop subscriptions and streams."""
@@ -234,7 +239,9 @@ class Session:
             raise invalid_params("initialize needs 'protocolVersion' (a string such as '2025-11-25')")
         capabilities = params.get("capabilities")
         if capabilities is not None and not isinstance(capabilities, dict):
-            raise invalid_params("initialize: 'capabilities' must be an object such as {\"sampling\": {}} ({} for none)")
+            raise invalid_params(
+                "initialize: 'capabilities' must be an object such as {\"sampling\": {}} ({} for none)"
+            )
         client_info = params.get("clientInfo")
         if client_info is not None and not isinstance(client_info, dict):
             raise invalid_params("initialize: 'clientInfo' must be an object {\"name\": ..., \"version\": ...}")
@@ -269,7 +276,9 @@ class Session:
         except Exception as exc:
             logger.error("could not send notifications/resources/updated: %s", exc)
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None
+    ) -> None:
         if not self.closed:
             await self._port.notify(method, params, related_to)
 
@@ -357,7 +366,9 @@ class SessionChannel:
         await self.ask("ping", {}, request_id=request_id, timeout=timeout, key=None)
 
     def missing_capability(self, capability: str, doing: str) -> Exception:
-        return ToolError(f"This operation needs to {doing}, but the client did not declare the '{capability}' capability.")
+        return ToolError(
+            f"This operation needs to {doing}, but the client did not declare the '{capability}' capability."
+        )
 
     def was_cancelled(self, request_id: RequestId) -> bool:
         return self._port.was_cancelled(request_id)

@@ -59,7 +59,9 @@ FILTERS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resour
 def check_envelope(meta: Any) -> str:
     """The request's protocol version; -32602 for a malformed envelope, -32022 for an unknown version."""
     if not isinstance(meta, dict) or PROTOCOL_VERSION_KEY not in meta:
-        raise invalid_params(f"_meta must carry '{PROTOCOL_VERSION_KEY}' (protocol 2026-07-28 requests are self-describing)")
+        raise invalid_params(
+            f"_meta must carry '{PROTOCOL_VERSION_KEY}' (protocol 2026-07-28 requests are self-describing)"
+        )
     version = meta[PROTOCOL_VERSION_KEY]
     if version not in STATELESS_VERSIONS:
         raise MCPError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version {version!r}",
@@ -115,9 +117,11 @@ class StatelessChannel:
         return None  # 2026-07-28 has no server-to-client ping
 
     def missing_capability(self, capability: str, doing: str) -> Exception:
-        return MCPError(MISSING_CLIENT_CAPABILITY,
-                        f"This request needs the client capability '{capability}'; declare it in _meta clientCapabilities",
-                        {"requiredCapabilities": {capability: {}}})
+        return MCPError(
+            MISSING_CLIENT_CAPABILITY,
+            f"This request needs the client capability '{capability}'; declare it in _meta clientCapabilities",
+            {"requiredCapabilities": {capability: {}}},
+        )
 
     def was_cancelled(self, request_id: RequestId) -> bool:
         return self._port.was_cancelled(request_id)

@@ -39,7 +39,9 @@ class Executors:
         self.threads = ToolThreads(max_sync_threads, switch_interval=switch_interval)
         self.processes = ToolProcesses(max_tool_processes)
 
-    def executor_for(self, fn: Callable[..., Any], run_in: RunIn | None, name: str, context_type: type) -> Executor | None:
+    def executor_for(
+        self, fn: Callable[..., Any], run_in: RunIn | None, name: str, context_type: type
+    ) -> Executor | None:
         """The pool that runs tool `name` (None: a coroutine function, run on the loop); errors in words."""
         is_async = inspect.iscoroutinefunction(fn)
         if run_in is None:

@@ -122,7 +122,8 @@ class ToolThreads:
         return self._executor
 
     def shutdown(self) -> None:
-        """Stop the pool: queued calls are dropped, running ones finish on their own; the next call starts a new pool."""
+        """Stop the pool: queued calls are dropped, running ones finish on their own; the next call starts a new
+        pool."""
         executor, self._executor = self._executor, None
         self._heavy_slots = self._heavy_loop = None
         if executor is not None:

@@ -32,7 +32,9 @@ class CompletionRegistry:
     def __bool__(self) -> bool:
         return bool(self._providers)
 
-    async def complete(self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any] | None) -> dict[str, Any]:
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any] | None
+    ) -> dict[str, Any]:
         """The `completion` object for a completion/complete request (empty when nothing is registered)."""
         kind = ref.get("type")
         target = ref.get("uri") if kind == "ref/resource" else ref.get("name")

@@ -113,7 +113,10 @@ def content_block(item: Any) -> dict[str, Any] | None:
         if mime:
             return Image(bytes(item), mime).to_wire()
         blob = base64.b64encode(bytes(item)).decode()
-        return {"type": "resource", "resource": {"uri": "data:application/octet-stream", "mimeType": "application/octet-stream", "blob": blob}}
+        return {
+            "type": "resource",
+            "resource": {"uri": "data:application/octet-stream", "mimeType": "application/octet-stream", "blob": blob},
+        }
     return None
 
 

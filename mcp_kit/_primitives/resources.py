@@ -154,7 +154,8 @@ def set_validator(entry: ResourceEntry, fn: Callable[..., Any], context_type: ty
     hints = inspect.get_annotations(fn, eval_str=True)
     entry.validator = fn
     entry.validator_context_param = next(
-        (name for name in inspect.signature(fn).parameters if is_context_annotation(hints.get(name), context_type)), None
+        (name for name in inspect.signature(fn).parameters if is_context_annotation(hints.get(name), context_type)),
+        None,
     )
 
 
@@ -227,7 +228,9 @@ def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[
     if isinstance(value, str):
         return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]
     if isinstance(value, (bytes, bytearray)):
-        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": base64.b64encode(value).decode()}]
+        return [
+            {"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": base64.b64encode(value).decode()}
+        ]
     return [{"uri": uri, "mimeType": mime_type or "application/json", "text": json_text(to_jsonable(value))}]
 
 

@@ -77,9 +77,30 @@ class CallPlan:
 class Tool:
     """A registered tool: its function and options; schema and argument model built when first needed."""
 
-    __slots__ = ("name", "fn", "title", "annotations", "icons", "meta", "is_async", "executor", "scopes", "task_support", "task_start",
-                 "task_ttl_ms", "task_poll_interval_ms", "timeout", "_context_type",
-                 "_description", "_input_schema", "_structured", "_output", "_schema", "_call", "_wire")
+    __slots__ = (
+        "name",
+        "fn",
+        "title",
+        "annotations",
+        "icons",
+        "meta",
+        "is_async",
+        "executor",
+        "scopes",
+        "task_support",
+        "task_start",
+        "task_ttl_ms",
+        "task_poll_interval_ms",
+        "timeout",
+        "_context_type",
+        "_description",
+        "_input_schema",
+        "_structured",
+        "_output",
+        "_schema",
+        "_call",
+        "_wire",
+    )
 
     def __init__(self, name: str, fn: Callable[..., Any], context_type: type, *, description: str | None = None,
                  title: str | None = None, annotations: dict[str, Any] | None = None,
@@ -198,8 +219,10 @@ class Tool:
         elif self._schema is not None:
             signature.input_schema = self._schema.input_schema  # equal; keep one copy
         if signature.context_param and self.executor is not None and not self.executor.accepts_context:
-            raise ToolDefinitionError(f"tool {self.name!r} cannot run in a process: it takes a Context, which "
-                                      "lives in the server's process; drop the Context parameter or use run_in='thread'")
+            raise ToolDefinitionError(
+                f"tool {self.name!r} cannot run in a process: it takes a Context, which "
+                "lives in the server's process; drop the Context parameter or use run_in='thread'"
+            )
         self._call = CallPlan(signature, signature.input_schema, schema is not None, wrap)
         return self._call
 
@@ -256,12 +279,29 @@ def make_tool(
     if task_start == "explicit" and not inspect.iscoroutinefunction(fn):
         raise ValueError("task_start='explicit' needs an async function (it awaits ctx.start_task())")
     if executor is None and not inspect.iscoroutinefunction(fn):
-        raise TypeError(f"tool {name or fn.__name__!r}: a plain (def) function needs an executor (a worker thread or process pool)")
+        raise TypeError(
+            f"tool {name or fn.__name__!r}: a plain (def) function needs an executor (a worker thread or process pool)"
+        )
     hints = _annotations(annotations, title, read_only, destructive, idempotent, open_world)
-    return Tool(name or fn.__name__, fn, context_type, description=description, title=title, annotations=hints,
-                input_schema=input_schema, structured_output=structured_output, icons=icons, meta=meta, executor=executor,
-                scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"), task_support=task, task_start=task_start,
-                task_ttl_ms=task_ttl_ms, task_poll_interval_ms=task_poll_interval_ms, timeout=timeout)
+    return Tool(
+        name or fn.__name__,
+        fn,
+        context_type,
+        description=description,
+        title=title,
+        annotations=hints,
+        input_schema=input_schema,
+        structured_output=structured_output,
+        icons=icons,
+        meta=meta,
+        executor=executor,
+        scopes=scope_list(scopes, f"tool {name or fn.__name__!r}"),
+        task_support=task,
+        task_start=task_start,
+        task_ttl_ms=task_ttl_ms,
+        task_poll_interval_ms=task_poll_interval_ms,
+        timeout=timeout,
+    )
 
 
 def _annotations(

@@ -164,7 +164,9 @@ class Dispatcher:
         """Decode one frame (a line or a body) and act on it."""
         await self.feed(decode_message(frame))
 
-    async def feed(self, decoded: Decoded, related_to: RequestId | None = None, *, principal: object | None = None) -> None:
+    async def feed(
+        self, decoded: Decoded, related_to: RequestId | None = None, *, principal: object | None = None
+    ) -> None:
         """Act on one decoded inbound item. Requests are started, not awaited.
 
         `principal` is who sent the item, as the transport authenticated them; each request's
@@ -184,8 +186,12 @@ class Dispatcher:
     def _track(self, request: Request) -> _InFlight | None:
         """Register an in-flight request; None (and an error answer) when its id is already in use."""
         if request.id in self._in_flight:
-            self._spawn(self._send_quietly(
-                ErrorResponse(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use"), None))
+            self._spawn(
+                self._send_quietly(
+                    ErrorResponse(request.id, INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use"),
+                    None,
+                )
+            )
             return None
         entry = self._in_flight[request.id] = _InFlight()
         return entry
@@ -238,7 +244,9 @@ class Dispatcher:
             return ErrorResponse(request.id, exc.code, exc.message, exc.data)
         except Exception:
             logger.exception("error while replacing an unencodable answer")
-            return ErrorResponse(request.id, INTERNAL_ERROR, f"Internal error: the result cannot be encoded as JSON: {error}")
+            return ErrorResponse(
+                request.id, INTERNAL_ERROR, f"Internal error: the result cannot be encoded as JSON: {error}"
+            )
 
     async def _send_quietly(self, message: Message | list[Message], related_to: RequestId | None) -> None:
         """Send a replacement answer; if even that fails, fall back to a bare error and then give up."""
@@ -246,8 +254,10 @@ class Dispatcher:
             await self._writer.send(message, related_to)
         except EncodeError:
             if isinstance(message, (Response, ErrorResponse)):
-                await self._send_quietly(ErrorResponse(message.id, INTERNAL_ERROR, "Internal error: the answer cannot be encoded as JSON"),
-                                         related_to)
+                await self._send_quietly(
+                    ErrorResponse(message.id, INTERNAL_ERROR, "Internal error: the answer cannot be encoded as JSON"),
+                    related_to,
+                )
         except Exception:
             logger.debug("could not send an answer", exc_info=True)
 
@@ -283,7 +293,9 @@ class Dispatcher:
     async def _batch(self, batch: Batch, principal: object | None) -> None:
         if not self._handler.accepts_batches():
             await self._writer.send(
-                ErrorResponse(None, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+                ErrorResponse(
+                    None, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version"
+                )
             )
             return
         self._spawn(self._run_batch(batch, principal))
@@ -371,7 +383,9 @@ class Dispatcher:
 
     # ------------------------------------------------------------------ outbound port
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None) -> None:
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, related_to: RequestId | None = None
+    ) -> None:
         """Send a notification to the peer."""
         await self._writer.send(Notification(method, params), related_to)
 

@@ -112,7 +112,10 @@ def shape_content(block: dict[str, Any], version: str) -> dict[str, Any]:
     """A content block the version can carry: unknown kinds become a text description."""
     kind = block.get("type")
     if kind == "audio" and not at_least(version, "2025-03-26"):
-        return {"type": "text", "text": f"[audio content ({block.get('mimeType', 'unknown type')}) not supported by protocol {version}]"}
+        return {
+            "type": "text",
+            "text": f"[audio content ({block.get('mimeType', 'unknown type')}) not supported by protocol {version}]",
+        }
     if kind == "resource_link" and not at_least(version, "2025-06-18"):
         return {"type": "text", "text": f"Resource: {block.get('uri')} ({block.get('name', '')})"}
     return block

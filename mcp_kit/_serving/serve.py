@@ -73,7 +73,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
-    add_oauth_arguments(parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)"))
+    add_oauth_arguments(
+        parser.add_argument_group("OAuth 2.1 (HTTP only; stdio servers take credentials from the environment)")
+    )
     add_limit_arguments(parser)
     add_pipeline_arguments(parser.add_argument_group("request pipeline (built-in middleware)"))
     return parser
@@ -221,7 +223,9 @@ def run_from_args(app: Application, args: argparse.Namespace) -> None:
         raise SystemExit(2) from None
     if args.transport == "stdio":
         if getattr(args, "oauth_issuer", None):
-            logging.getLogger("mcp_kit").warning("--oauth-* options apply to HTTP; stdio takes credentials from the environment")
+            logging.getLogger("mcp_kit").warning(
+                "--oauth-* options apply to HTTP; stdio takes credentials from the environment"
+            )
         run(app, "stdio", log_level)
         return
     options = http_options_from_args(args)

@@ -51,7 +51,9 @@ class Served:
     dispatcher: Dispatcher
     writer: Any
     last_active: float = field(default_factory=time.monotonic)
-    owner: Any = None  # the OAuth identity that opened it (auth.principal.session_owner: issuer, kind, id); None without OAuth
+    owner: Any = (
+        None  # the OAuth identity that opened it (auth.principal.session_owner: issuer, kind, id); None without OAuth
+    )
     record: bytes | None = None  # the record as the shared backend last had it (None: not shared)
 
     @property

@@ -79,8 +79,11 @@ class McpEndpoint:
                 decoded = decode_message(await request.body())  # a body too large or too slow propagates: 413 / 408
                 if isinstance(decoded, Request) and carries_envelope(decoded.params):
                     return await self.stateless.serve(request, decoded)
-            return error_response(400, INVALID_REQUEST,
-                                  f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}")
+            return error_response(
+                400,
+                INVALID_REQUEST,
+                f"Bad Request: unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(ALL_VERSIONS)}",
+            )
         if request.method == "POST":
             return await self._post(request)
         if request.method == "GET":
@@ -115,7 +118,9 @@ class MCPHttpApp:
     for it saves a good part of each request's cost.
     """
 
-    def __init__(self, starlette: Starlette, table: SessionTable, endpoint: McpEndpoint, policy: SecurityPolicy) -> None:
+    def __init__(
+        self, starlette: Starlette, table: SessionTable, endpoint: McpEndpoint, policy: SecurityPolicy
+    ) -> None:
         self.starlette = starlette
         self.session_table = table  # the connections the app serves (tests and operators look at them)
         self.endpoint = endpoint

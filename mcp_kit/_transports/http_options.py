@@ -42,9 +42,13 @@ class HttpOptions:
     max_body: int = DEFAULT_MAX_BODY
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     retry_ms: int = 1000  # the `retry` an SSE priming event tells clients to wait before resuming
-    backend: str | None = None  # where shared state lives: None/"memory" (this process) or a Redis URL (mcp_kit._backends)
+    backend: str | None = (
+        None  # where shared state lives: None/"memory" (this process) or a Redis URL (mcp_kit._backends)
+    )
     workers: int = 1  # processes serving the same port (`run` only; needs a shared backend when > 1)
-    shutdown_grace: int = 10  # whole seconds a stopping server waits for requests in flight, then cancels them; `run` only
+    shutdown_grace: int = (
+        10  # whole seconds a stopping server waits for requests in flight, then cancels them; `run` only
+    )
 
     def __post_init__(self) -> None:
         if self.auth is not None and self.auth_token:

@@ -65,7 +65,9 @@ def scope_refusal(request: HTTPRequest, principal: AccessToken | None, message: 
     text = refusal_text(f"{kind} {params.get(key)!r}", missing)
     step_up = step_up_of(request.scope)
     needed = step_up.needed(scopes)
-    logger.info("%s %s refused: the caller's token lacks %s", message.method, str(params.get(key))[:200], " ".join(missing))
+    logger.info(
+        "%s %s refused: the caller's token lacks %s", message.method, str(params.get(key))[:200], " ".join(missing)
+    )
     body = {"jsonrpc": "2.0", "id": message.id, "error": {"code": INSUFFICIENT_SCOPE, "message": text, "data": {
         "error": "insufficient_scope", "scope": " ".join(needed), "missing": list(missing)}}}
     description = f"{kind.lower()} {str(params.get(key))[:200]!r} needs the scope(s) {' '.join(missing)}"

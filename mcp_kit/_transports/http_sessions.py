@@ -120,7 +120,8 @@ class SessionTable:
         """The Streamable HTTP session `session_id`, here or (shared backend) recorded by another process.
 
         None when unknown, or when it is not held here yet and `caller` (the request's AccessToken,
-        None without OAuth) may not use it (`principal.may_use`); raises BackendUnavailable when the registry does not answer, and JSONRPCError when
+        None without OAuth) may not use it (`principal.may_use`); raises BackendUnavailable when the registry does not
+        answer, and JSONRPCError when
         this process cannot take one more session.
         """
         served = self.touch(session_id)
@@ -165,7 +166,9 @@ class SessionTable:
             try:
                 await backend.append_events(session_id, stream_id, events, finished)
             except BackendUnavailable as exc:
-                logger.warning("session %s: stream %s not copied for resumption elsewhere: %s", session_id, stream_id, exc)
+                logger.warning(
+                    "session %s: stream %s not copied for resumption elsewhere: %s", session_id, stream_id, exc
+                )
 
         served.connection.on_change = persist
         writer.mirror = mirror

@@ -66,7 +66,9 @@ def _rpc_error(request_id: Any, code: int, message: str, data: Any = None, statu
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
-    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status or _STATUS.get(code, 200))
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status or _STATUS.get(code, 200)
+    )
 
 
 def decode_param_header(value: str) -> str | None:
@@ -89,7 +91,9 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
         return f"Mcp-Method header {method_header!r} does not match the body's method {message.method!r}"
     params = message.params or {}
     meta = params.get("_meta")
-    meta_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None  # a bad _meta is the session's -32602
+    meta_version = (
+        meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    )  # a bad _meta is the session's -32602
     header_version = request.headers.get(VERSION_HEADER)
     if header_version is not None and meta_version is not None and header_version != meta_version:
         return f"MCP-Protocol-Version header {header_version!r} does not match _meta protocolVersion {meta_version!r}"
@@ -99,7 +103,9 @@ def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHe
         if name_header is None:
             return f"the Mcp-Name header is required for {message.method}"
         if name_header.strip() != str(params.get(named_by, "")):
-            return f"Mcp-Name header {name_header.strip()!r} does not match the body's {named_by} {params.get(named_by)!r}"
+            return (
+                f"Mcp-Name header {name_header.strip()!r} does not match the body's {named_by} {params.get(named_by)!r}"
+            )
     if message.method == "tools/call" and param_headers is not None:
         arguments = params.get("arguments")
         if not isinstance(arguments, dict):
@@ -133,7 +139,9 @@ class StatelessHTTP:
         if request.method != "POST":
             return HTTPResponse(status_code=405, headers={"Allow": "POST"})
         if not is_json(request):
-            return _rpc_error(None, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json", status=415)
+            return _rpc_error(
+                None, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json", status=415
+            )
         message = decoded if decoded is not None else decode_message(await request.body())  # too large/slow: 413 / 408
         if isinstance(message, InvalidMessage):
             assert message.error is not None
@@ -148,8 +156,12 @@ class StatelessHTTP:
             return _rpc_error(message.id, HEADER_MISMATCH, f"Header mismatch: {mismatch}")
         header_version = request.headers.get(VERSION_HEADER)
         if header_version is not None and not is_stateless(header_version):
-            return _rpc_error(message.id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version {header_version!r}",
-                              {"supported": list(STATELESS_VERSIONS), "requested": header_version})
+            return _rpc_error(
+                message.id,
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {header_version!r}",
+                {"supported": list(STATELESS_VERSIONS), "requested": header_version},
+            )
         principal = caller(request)
         if principal is not None:
             refused = scope_refusal(request, principal, message, self.required_scopes)
@@ -220,7 +232,9 @@ def _json_answer(data: bytes) -> HTTPResponse:
     answer = decode_message(data)
     if not isinstance(answer, ErrorResponse):
         return HTTPResponse(data, status_code=200, media_type="application/json")
-    retry_after = answer.data.get("retryAfter") if answer.code == INTERNAL_ERROR and isinstance(answer.data, dict) else None
+    retry_after = (
+        answer.data.get("retryAfter") if answer.code == INTERNAL_ERROR and isinstance(answer.data, dict) else None
+    )
     if isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0:  # a backend outage
         return HTTPResponse(data, status_code=503, media_type="application/json",
                             headers={"Retry-After": str(retry_after)})

@@ -57,7 +57,9 @@ class StreamableHTTP:
     async def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
-            return error_response(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first")
+            return error_response(
+                400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header; send initialize first"
+            )
         if not self.table.shared:
             served = self.table.touch(session_id)
         else:
@@ -68,7 +70,9 @@ class StreamableHTTP:
             except JSONRPCError:
                 return too_busy()
         if served is None or not owns(served, request):  # not another caller's
-            return error_response(404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one")
+            return error_response(
+                404, INVALID_REQUEST, "Session not found: it expired or was deleted; initialize a new one"
+            )
         return served
 
     async def post(self, request: HTTPRequest, decoded: Decoded) -> Any:
@@ -80,7 +84,9 @@ class StreamableHTTP:
         headers: dict[str, str] = {}
         if any(r.method == "initialize" for r in requests):
             if len(items) > 1:
-                return error_response(400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch")
+                return error_response(
+                    400, INVALID_REQUEST, "Bad Request: initialize must be sent alone, not in a batch"
+                )
             if self.table.full():
                 return too_busy()
             served = self.table.open_streamable()
@@ -92,7 +98,9 @@ class StreamableHTTP:
                 return found
             served = found
             if isinstance(decoded, Batch) and not served.connection.accepts_batches():
-                return error_response(400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version")
+                return error_response(
+                    400, INVALID_REQUEST, "Invalid Request: batches are not supported in this protocol version"
+                )
         if principal is not None and isinstance(decoded, Request):  # a lone request can still get a 403 challenge
             refused = scope_refusal(request, principal, decoded, self.required_scopes)
             if refused is not None:
@@ -112,8 +120,14 @@ class StreamableHTTP:
             stream.append(b"")  # the priming event: an id to resume from before anything else happens
         if duplicates:  # answered here, on this POST: the request already using the id keeps its own stream
             for duplicate in duplicates:
-                stream.append(encode_message(ErrorResponse(
-                    duplicate.id, INVALID_REQUEST, f"Invalid Request: id {duplicate.id!r} is already in use")), answer=True)
+                stream.append(
+                    encode_message(
+                        ErrorResponse(
+                            duplicate.id, INVALID_REQUEST, f"Invalid Request: id {duplicate.id!r} is already in use"
+                        )
+                    ),
+                    answer=True,
+                )
             if len(duplicates) == len(requests):
                 stream.finish()
             remaining = [item for item in items if not any(item is d for d in duplicates)]
@@ -136,7 +150,8 @@ class StreamableHTTP:
         return JSONBytesResponse(body, headers)
 
     def _sse_reply(self, stream: EventStream, headers: dict[str, str], start: int) -> Any:
-        """A request's events as SSE. Long-lived streams (GET, resumption) get keep-alive pings and disconnect handling."""
+        """A request's events as SSE. Long-lived streams (GET, resumption) get keep-alive pings and disconnect
+        handling."""
         if stream.id != STANDALONE and start == 0:
             return EventStreamResponse(stream, self.options.retry_ms, headers)
         if stream.id != STANDALONE:
@@ -145,7 +160,9 @@ class StreamableHTTP:
 
     async def get(self, request: HTTPRequest) -> HTTPResponse:
         if not accepts(request, "text/event-stream"):
-            return error_response(406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream")
+            return error_response(
+                406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream"
+            )
         found = await self._session(request)
         if isinstance(found, HTTPResponse):
             return found
@@ -194,8 +211,12 @@ class StreamableHTTP:
             return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream_id} is complete and its "
                                   "last event was delivered; nothing to resume", {"Allow": "GET, POST, DELETE"})
         request.state.rpc_method = f"resume {stream_id} (shared)"
-        return EventSourceResponse(_follow_log(backend, session_id, stream_id, int(seq), first, finished),
-                                   headers={"Cache-Control": "no-cache, no-transform"}, ping=KEEP_ALIVE_SECONDS, sep="\n")
+        return EventSourceResponse(
+            _follow_log(backend, session_id, stream_id, int(seq), first, finished),
+            headers={"Cache-Control": "no-cache, no-transform"},
+            ping=KEEP_ALIVE_SECONDS,
+            sep="\n",
+        )
 
     async def delete(self, request: HTTPRequest) -> HTTPResponse:
         found = await self._session(request)

@@ -7,7 +7,8 @@ answered, or released (cancelled): a cancelled request's stream ends with a -328
 silently otherwise (2026-07-28). Messages that belong to no open request go to the standalone stream.
 
 With a shared backend the writer copies the events of each followed stream (one whose reply was
-not written whole: the client reads it as it comes) into the backend's event log (`mirror`), and keeps standalone messages only once a GET stream was opened on this process
+not written whole: the client reads it as it comes) into the backend's event log (`mirror`), and keeps standalone
+messages only once a GET stream was opened on this process
 (`holds_standalone`): the process holding a session's GET stream delivers its notifications;
 copies of the session on other processes drop theirs.
 
@@ -104,7 +105,9 @@ class StreamableWriter:
         if stream is None:
             return
         if self.answer_cancelled:
-            stream.append(encode_message(ErrorResponse(request_id, REQUEST_CANCELLED, "Request cancelled")), answer=True)
+            stream.append(
+                encode_message(ErrorResponse(request_id, REQUEST_CANCELLED, "Request cancelled")), answer=True
+            )
         self._settle(stream, [request_id])
 
     def _settle(self, stream: EventStream, answered: list[RequestId]) -> None:

@@ -272,7 +272,9 @@ async def serve_lines(
         with reading:
             async for line in read_lines(stdin_fd, mode):
                 if line is OVERSIZED:
-                    await writer.send(ErrorResponse(None, PARSE_ERROR, f"Parse error: a message over {MAX_LINE} bytes was dropped"))
+                    await writer.send(
+                        ErrorResponse(None, PARSE_ERROR, f"Parse error: a message over {MAX_LINE} bytes was dropped")
+                    )
                     continue
                 await on_frame(line)
         with finishing, anyio.move_on_after(grace):

@@ -76,7 +76,9 @@ def choose_mode(fd: int, *, writing: bool, mode: str | None = None, platform: st
         logger.debug("%s: served on the event loop", name)
         return "loop"
     if request == "loop":
-        logger.warning("%s cannot be served on the event loop as requested: %s; served by a worker thread", name, reason)
+        logger.warning(
+            "%s cannot be served on the event loop as requested: %s; served by a worker thread", name, reason
+        )
     else:
         logger.debug("%s: served by a worker thread (%s)", name, reason)
     return "threads"

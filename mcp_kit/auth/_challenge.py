@@ -24,7 +24,11 @@ def _quote(value: str) -> str:
     """`value` as a quoted-string a header can carry: ASCII only (RFC 9110 field values are bytes, and
     RFC 6750 limits error_description to printable ASCII), so control characters are dropped and every
     other character outside printable ASCII is percent-encoded as its UTF-8 bytes (`😀` -> `%F0%9F%98%80`)."""
-    cleaned = "".join(ch if " " <= ch <= "~" else quote(ch, safe="", errors="backslashreplace") for ch in value if ch >= " " and ch != "\x7f")
+    cleaned = "".join(
+        ch if " " <= ch <= "~" else quote(ch, safe="", errors="backslashreplace")
+        for ch in value
+        if ch >= " " and ch != "\x7f"
+    )
     return '"' + cleaned.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

@@ -3,7 +3,8 @@
 The resource server posts the token to the introspection endpoint, authenticated with its own
 client credentials (HTTP Basic), and accepts it only when the answer says `active`, names this
 issuer (when it names one), binds the token to this resource (`aud`, or `resource`), and has not
-expired (its `exp`, `nbf` and `iat`, when present, finite numbers: `claims.py`). Positive answers are cached briefly (`introspection_cache_ttl`, never past `exp`), keyed by
+expired (its `exp`, `nbf` and `iat`, when present, finite numbers: `claims.py`). Positive answers are cached briefly
+(`introspection_cache_ttl`, never past `exp`), keyed by
 a SHA-256 of the token, never the token itself; the cache is bounded.
 
 Imports nothing from mcp_kit but `auth.*`.
@@ -59,10 +60,16 @@ class Introspector:
             auth = httpx.BasicAuth(self.config.introspection_client_id, self.config.introspection_client_secret or "")
         self.requests += 1
         try:
-            response = await self._http().post(url, data={"token": token, "token_type_hint": "access_token"},
-                                               headers={"Accept": "application/json"}, auth=auth or httpx.USE_CLIENT_DEFAULT)
+            response = await self._http().post(
+                url,
+                data={"token": token, "token_type_hint": "access_token"},
+                headers={"Accept": "application/json"},
+                auth=auth or httpx.USE_CLIENT_DEFAULT,
+            )
         except httpx.HTTPError as exc:
-            raise AuthServerUnavailable(f"the introspection endpoint could not be reached: {type(exc).__name__}") from None
+            raise AuthServerUnavailable(
+                f"the introspection endpoint could not be reached: {type(exc).__name__}"
+            ) from None
         if response.status_code != 200:
             logger.warning("token introspection answered HTTP %d", response.status_code)
             raise AuthServerUnavailable(f"the introspection endpoint answered HTTP {response.status_code}")

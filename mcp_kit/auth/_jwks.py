@@ -51,7 +51,9 @@ class KeySet:
             found = self._pick(kid, alg)
         if found is None:
             if not self._keys:
-                raise AuthServerUnavailable("the authorization server's signing keys are not available; try again later")
+                raise AuthServerUnavailable(
+                    "the authorization server's signing keys are not available; try again later"
+                )
             raise InvalidToken("the access token is signed with a key the issuer does not publish")
         return found
 
@@ -88,9 +90,13 @@ class KeySet:
             except Exception as exc:
                 self._fetched_at = self._clock()  # failures are rate-limited too
                 if self._keys:
-                    logger.warning("could not refresh the issuer's signing keys (keeping %d known): %s", len(self._keys), exc)
+                    logger.warning(
+                        "could not refresh the issuer's signing keys (keeping %d known): %s", len(self._keys), exc
+                    )
                     return
-                raise AuthServerUnavailable(f"the authorization server's signing keys could not be fetched: {exc}") from None
+                raise AuthServerUnavailable(
+                    f"the authorization server's signing keys could not be fetched: {exc}"
+                ) from None
             self._keys = parse_key_set(document)
             self._loaded = {}
             self._fetched_at = self._clock()

@@ -119,12 +119,18 @@ class OAuthGuard:
     async def _reject(self, scope: dict[str, Any], send: Any, error: AuthError) -> None:
         headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json")]
         if isinstance(error, AuthServerUnavailable):
-            logger.warning("could not check credentials on %s %s: %s", scope["method"], scope["path"], error.description)
+            logger.warning(
+                "could not check credentials on %s %s: %s", scope["method"], scope["path"], error.description
+            )
             headers.append((b"retry-after", b"5"))
         else:
             scopes = error.scopes if isinstance(error, StepUpRequired) else self.config.required_scopes
-            challenge = bearer_challenge(resource_metadata=self.resource_metadata, scopes=scopes,
-                                         error=error.error, error_description=error.description if error.error else None)
+            challenge = bearer_challenge(
+                resource_metadata=self.resource_metadata,
+                scopes=scopes,
+                error=error.error,
+                error_description=error.description if error.error else None,
+            )
             headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
         message = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable"}[error.status]
         body = json.dumps({"jsonrpc": "2.0", "id": None,

@@ -1,12 +1,16 @@
 """The OAuth command-line options every HTTP server shares, and the `AuthConfig` they make.
 
     --oauth-issuer URL             MCP_OAUTH_ISSUER             the authorization server (its issuer identifier)
-    --oauth-resource URL           MCP_OAUTH_RESOURCE           this endpoint's canonical URI, e.g. https://mcp.example.com/mcp
-    --oauth-scopes SCOPE ...       MCP_OAUTH_SCOPES             scopes every request needs (space- or comma-separated in env)
-    --oauth-audience AUD           MCP_OAUTH_AUDIENCES          further accepted `aud` values (repeatable; comma-separated in env)
+    --oauth-resource URL           MCP_OAUTH_RESOURCE           this endpoint's canonical URI, e.g.
+    https://mcp.example.com/mcp
+    --oauth-scopes SCOPE ...       MCP_OAUTH_SCOPES             scopes every request needs (space- or comma-separated
+    in env)
+    --oauth-audience AUD           MCP_OAUTH_AUDIENCES          further accepted `aud` values (repeatable;
+    comma-separated in env)
     --oauth-introspection-url URL  MCP_OAUTH_INTROSPECTION_URL  RFC 7662 endpoint for opaque tokens
     --oauth-client-id ID           MCP_OAUTH_CLIENT_ID          this server's client id for introspection
-                                   MCP_OAUTH_CLIENT_SECRET      its secret (environment only: argv is visible to every user)
+                                   MCP_OAUTH_CLIENT_SECRET      its secret (environment only: argv is visible to every
+                                   user)
 
 Kept free of heavy imports: stdio servers parse these options too and never use them.
 Imports nothing from mcp_kit but `auth.config` (lazily).

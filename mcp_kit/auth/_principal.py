@@ -47,7 +47,9 @@ class AccessToken:
     source: Literal["jwt", "introspection"]
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
     fingerprint: str = field(default="", repr=False)  # first bytes of the token's SHA-256, for log correlation
-    implies: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)  # AuthConfig.scope_implies
+    implies: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )  # AuthConfig.scope_implies
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "claims", MappingProxyType(dict(self.claims)))

@@ -28,7 +28,9 @@ def canonical_resource(uri: str) -> str:
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or not parts.hostname:
-        raise ValueError(f"a resource URI must be an absolute http(s) URL, e.g. https://mcp.example.com/mcp; got {uri!r}")
+        raise ValueError(
+            f"a resource URI must be an absolute http(s) URL, e.g. https://mcp.example.com/mcp; got {uri!r}"
+        )
     if parts.fragment or "#" in uri:
         raise ValueError(f"a resource URI must not contain a fragment (RFC 8707); got {uri!r}")
     if "@" in parts.netloc:

@@ -4,7 +4,8 @@
 section 3.3, RFC 9068); some providers send `scp` as a list or a string. A token is `%x21 / %x23-5B /
 %x5D-7E`: one holding any other character (a tab, a no-break space, an ideographic space, a control
 character, any non-ASCII letter) is not a scope, and grants nothing: it is dropped, and the valid
-tokens beside it still count. So `"mcp:tools\u00a0things:write"` is one invalid token, not two scopes. A broader scope may imply narrower ones (the 2026-07-28 authorization chapter asks servers
+tokens beside it still count. So `"mcp:tools\u00a0things:write"` is one invalid token, not two scopes. A broader scope
+may imply narrower ones (the 2026-07-28 authorization chapter asks servers
 to account for such hierarchies): `implies` maps a scope to the scopes it includes.
 
 Imports nothing from mcp_kit.

@@ -136,8 +136,9 @@ class BaseClient:
 
     # ------------------------------------------------------------------ notifications
 
-    async def wait_notification(self, method: str, *, timeout: float = 5, where: Callable[[dict[str, Any]], bool] | None = None,
-                                after: int = 0) -> dict[str, Any]:
+    async def wait_notification(
+        self, method: str, *, timeout: float = 5, where: Callable[[dict[str, Any]], bool] | None = None, after: int = 0
+    ) -> dict[str, Any]:
         """The first notification named `method` (from index `after` on) matching `where`; waits up to `timeout`."""
         with anyio.fail_after(timeout):
             while True:
@@ -203,7 +204,9 @@ class BaseClient:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
         return await self.request("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    async def complete(self, ref: dict[str, Any], argument: dict[str, str], context: dict[str, str] | None = None) -> dict[str, Any]:
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, str], context: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"ref": ref, "argument": argument}
         if context is not None:
             params["context"] = {"arguments": context}

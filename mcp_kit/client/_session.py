@@ -55,14 +55,18 @@ class ClientSession(BaseClient):
         finally:
             self._fail_pending(self.transport.closed_error or ConnectionClosed("the connection was closed"))
 
-    async def initialize(self, protocol_version: str = LATEST_HANDSHAKE, *, timeout: float | None = None) -> dict[str, Any]:
+    async def initialize(
+        self, protocol_version: str = LATEST_HANDSHAKE, *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """The handshake: initialize, then notifications/initialized. Returns the server's answer."""
         capabilities = dict(CAPABILITY_OF_HANDLER[m] for m in self.handlers if m in CAPABILITY_OF_HANDLER)
         params = {"protocolVersion": protocol_version, "capabilities": capabilities, "clientInfo": self.client_info}
         try:
             result = await self.request("initialize", params, timeout=timeout)
         except TimeoutError as exc:
-            raise ClientError("\n".join([str(exc) + " (is this an MCP server?)", *self.transport_diagnosis()])) from None
+            raise ClientError(
+                "\n".join([str(exc) + " (is this an MCP server?)", *self.transport_diagnosis()])
+            ) from None
         self.initialize_result = result
         self.transport.protocol_version = result.get("protocolVersion")
         await self.notify("notifications/initialized")

@@ -135,14 +135,21 @@ class StreamableHTTPTransport(Transport):
         if content_type == "text/event-stream":
             answered = await self._read_events(response, request_id)
             if request_id is not None and not answered:
-                self.deliver(ErrorResponse(request_id, INTERNAL_ERROR, "the server closed the response stream before answering"))
+                self.deliver(
+                    ErrorResponse(request_id, INTERNAL_ERROR, "the server closed the response stream before answering")
+                )
         elif content_type == "application/json":
             body = await response.aread()
             if body.strip():
                 self.deliver(decode_message(body))
         elif request_id is not None:
-            self.deliver(ErrorResponse(request_id, INTERNAL_ERROR,
-                                       f"unexpected HTTP response: {response.status_code} {content_type or 'no content type'}"))
+            self.deliver(
+                ErrorResponse(
+                    request_id,
+                    INTERNAL_ERROR,
+                    f"unexpected HTTP response: {response.status_code} {content_type or 'no content type'}",
+                )
+            )
 
     async def _read_events(self, response: httpx.Response, request_id: Any) -> bool:
         """Deliver the messages of an SSE body; True once the answer to `request_id` went by."""

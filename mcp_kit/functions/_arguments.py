@@ -49,9 +49,13 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         try:
             value = json.loads(raw, parse_constant=_refuse_constant)
         except RecursionError:
-            raise ArgumentError(f"The arguments nest too deeply; at most {MAX_VALUE_DEPTH} levels are accepted.") from None
+            raise ArgumentError(
+                f"The arguments nest too deeply; at most {MAX_VALUE_DEPTH} levels are accepted."
+            ) from None
         except ValueError as exc:
-            where = f" (line {exc.lineno}, column {exc.colno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+            where = (
+                f" (line {exc.lineno}, column {exc.colno}: {exc.msg})" if isinstance(exc, json.JSONDecodeError) else ""
+            )
             raise ArgumentError(f"The arguments are not valid JSON{where}. Send one JSON object, "
                                 'for example {"name": "value"}.') from None
     if not isinstance(value, Mapping):

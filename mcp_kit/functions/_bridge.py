@@ -1,6 +1,7 @@
 """`ToolBridge`: the tools of one or more MCP servers, offered to a model API and run when it calls them.
 
-    async with ToolBridge.connect({"stock": "python -m servers.stock", "weather": "http://127.0.0.1:8000/mcp"}) as bridge:
+    async with ToolBridge.connect({"stock": "python -m servers.stock", "weather": "http://127.0.0.1:8000/mcp"}) as
+    bridge:
         request = {"model": ..., "messages": messages, **bridge.request_options("openai", strict=True)}
         ...                                             # send it with any HTTP client or vendor SDK
         turn = await bridge.run_turn("openai", response)  # runs every tool call of the turn, concurrently
@@ -46,7 +47,9 @@ class ExportNote:
     reason: str
 
     def __str__(self) -> str:
-        return f"server {self.server!r}" + (f", tool {self.tool!r}" if self.tool is not None else "") + f": {self.reason}"
+        return (
+            f"server {self.server!r}" + (f", tool {self.tool!r}" if self.tool is not None else "") + f": {self.reason}"
+        )
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,9 @@ class ToolBridge:
         self._checkers: dict[tuple[str, str], ArgumentChecker] = {}
         for server, listed in tools.items():
             if not isinstance(listed, list | tuple):
-                self._skip(server, None, f"its tool list is {type(listed).__name__}, not a list; no tool of it is offered")
+                self._skip(
+                    server, None, f"its tool list is {type(listed).__name__}, not a list; no tool of it is offered"
+                )
                 continue
             for index, definition in enumerate(listed):
                 problem = malformed(definition)
@@ -233,8 +238,14 @@ class ToolBridge:
         """Gemini `tools`: one entry holding every function declaration."""
         return [{"functionDeclarations": self.definitions("gemini")}]
 
-    def request_options(self, format: str, *, strict: Strict = False, tool_choice: str | Mapping[str, Any] | None = None,
-                        parallel_tool_calls: bool | None = None) -> dict[str, Any]:
+    def request_options(
+        self,
+        format: str,
+        *,
+        strict: Strict = False,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+    ) -> dict[str, Any]:
         """The request fields for the tools and the options, spelled as `format` wants them.
 
         `tool_choice`: "auto", "required", "none", a tool (its exported name, its own name when only one server

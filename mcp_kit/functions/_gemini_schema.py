@@ -121,7 +121,9 @@ class _GeminiConverter(SchemaWalker):
 
     def convert_single(self, node: Mapping[str, Any], pointer: str, kind: str, notes: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {"type": kind}
-        values = [node["const"]] if "const" in node else node.get("enum") if isinstance(node.get("enum"), list) else None
+        values = (
+            [node["const"]] if "const" in node else node.get("enum") if isinstance(node.get("enum"), list) else None
+        )
         if values is not None:
             self.enum(out, kind, values, notes)
         fmt = node.get("format")

@@ -87,7 +87,9 @@ class SchemaDocument:
                                  "can be followed")
         target = ref[1:]
         if target and not target.startswith("/"):
-            raise self.error(at, f"$ref {ref!r} uses an anchor; only JSON Pointer references (#/$defs/...) are supported")
+            raise self.error(
+                at, f"$ref {ref!r} uses an anchor; only JSON Pointer references (#/$defs/...) are supported"
+            )
         try:
             self.at(target)
         except KeyError:
@@ -147,9 +149,12 @@ class SchemaDocument:
         for closed_pointer, own in closed:
             if every_property - own:
                 extra = sorted(every_property - own)[0]
-                raise self.error(closed_pointer, f"is a closed object (additionalProperties) inside an allOf whose other "
-                                                 f"parts add property {extra!r}; merged into one object it would "
-                                                 "accept what this part refuses")
+                raise self.error(
+                    closed_pointer,
+                    f"is a closed object (additionalProperties) inside an allOf whose other "
+                    f"parts add property {extra!r}; merged into one object it would "
+                    "accept what this part refuses",
+                )
         return merged
 
 

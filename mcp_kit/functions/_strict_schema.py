@@ -103,7 +103,9 @@ class _StrictConverter(SchemaWalker):
         if not node.get("properties") and "type" not in node:
             node["type"] = "object"
         if declared_types(node) != ["object"]:
-            raise StrictSchemaError(pointer, f"the arguments must be an object, not {declared_types(node) or 'untyped'}")
+            raise StrictSchemaError(
+                pointer, f"the arguments must be an object, not {declared_types(node) or 'untyped'}"
+            )
         out = self.convert_object(node, pointer, annotation_notes(node), at_root=True)
         while self.pending:
             target = self.pending.pop(0)
@@ -256,7 +258,9 @@ class _StrictConverter(SchemaWalker):
             raise StrictSchemaError(pointer, "is a tuple (prefixItems: a type per position), which strict mode cannot "
                                              "express; use an array of one item type or an object")
         if "items" not in node or node["items"] is True or node["items"] == {}:
-            raise StrictSchemaError(pointer, "is an array of anything (no items schema); strict mode needs the item type")
+            raise StrictSchemaError(
+                pointer, "is an array of anything (no items schema); strict mode needs the item type"
+            )
         out: dict[str, Any] = {"type": "array", "items": self.convert(node["items"], child(pointer, "items"))}
         out.update({k: node[k] for k in ARRAY_KEYWORDS if k in node})
         if node.get("uniqueItems"):

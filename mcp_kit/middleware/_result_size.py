@@ -38,7 +38,9 @@ def cut_text(text: str, keep: int) -> str:
 class ResultSizeLimit(Middleware):
     """Cuts tool results longer than `max_chars` characters (`per_tool[name]` for a tool; None: no limit)."""
 
-    def __init__(self, max_chars: int | None = DEFAULT_MAX_CHARS, per_tool: Mapping[str, int | None] | None = None) -> None:
+    def __init__(
+        self, max_chars: int | None = DEFAULT_MAX_CHARS, per_tool: Mapping[str, int | None] | None = None
+    ) -> None:
         self.max_chars = _limit(max_chars, "max_chars")
         self.per_tool = {name: _limit(value, f"per_tool[{name!r}]") for name, value in (per_tool or {}).items()}
 

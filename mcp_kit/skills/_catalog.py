@@ -381,8 +381,12 @@ def _build_skill(root: Path, base: tuple[str, ...], directory: tuple[str, ...],
                   mime_type=MARKDOWN_MIME_TYPE if p[depth:] == (SKILL_FILE,) else _mime_type(p[-1]),
                   data=files[p], digest="sha256:" + hashlib.sha256(files[p]).hexdigest())
         for p in own)
-    return Skill(uri=skill_uri((*skill_parts, SKILL_FILE)), skill_path="/".join(quote(s, safe=_SAFE) for s in skill_parts),
-                 frontmatter=frontmatter, files=skill_files)
+    return Skill(
+        uri=skill_uri((*skill_parts, SKILL_FILE)),
+        skill_path="/".join(quote(s, safe=_SAFE) for s in skill_parts),
+        frontmatter=frontmatter,
+        files=skill_files,
+    )
 
 
 def _index_skill(index: _Index, skill: Skill, directories: set[tuple[str, ...]], base: tuple[str, ...],

@@ -184,8 +184,15 @@ class InMemoryTaskStore:
             self._store(record.changed(record.updated_at_ms, answers=remaining))
         return taken
 
-    async def finish(self, task_id: str, status: Literal["completed", "failed"], *, result: dict[str, Any] | None = None,
-                     error: dict[str, Any] | None = None, status_message: str | None = None) -> TaskRecord | None:
+    async def finish(
+        self,
+        task_id: str,
+        status: Literal["completed", "failed"],
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord | None:
         if status not in ("completed", "failed"):
             raise ValueError(f"finish makes a task 'completed' or 'failed', not {status!r}")
         record = await self.get(task_id)

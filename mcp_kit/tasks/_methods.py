@@ -208,7 +208,9 @@ async def _tasks_cancel(app: Application, params: dict[str, Any], ctx: Context) 
         await app.task_store.cancel(record.task_id)
         return acknowledgement()
     if record.is_terminal:
-        raise invalid_params(f"Task {record.task_id!r} is already {record.status}; only a running task can be cancelled")
+        raise invalid_params(
+            f"Task {record.task_id!r} is already {record.status}; only a running task can be cancelled"
+        )
     cancelled = await app.task_store.cancel(record.task_id)
     if cancelled is None:
         raise invalid_params(f"Unknown task {record.task_id!r}: it expired")

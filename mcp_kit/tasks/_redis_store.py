@@ -124,7 +124,9 @@ class RedisTaskStore:
                 await self.callers.release(record.caller, record.task_id)
             raise ValueError(f"task {record.task_id!r} already exists")
         expires = record.expires_at_ms
-        await self._op("index task", self.client.zadd(self._all, {record.task_id: NO_EXPIRY if expires is None else expires}))
+        await self._op(
+            "index task", self.client.zadd(self._all, {record.task_id: NO_EXPIRY if expires is None else expires})
+        )
         if record.owner is not None:
             await self._op("index task", self.client.zadd(self._owner_key(record.owner),
                                                           {record.task_id: record.created_at_ms}))
@@ -207,8 +209,15 @@ class RedisTaskStore:
         wanted = list(keys)
         return await self._change(task_id, lambda s: s.take_answers(task_id, wanted))  # type: ignore[no-any-return]
 
-    async def finish(self, task_id: str, status: Literal["completed", "failed"], *, result: dict[str, Any] | None = None,
-                     error: dict[str, Any] | None = None, status_message: str | None = None) -> TaskRecord | None:
+    async def finish(
+        self,
+        task_id: str,
+        status: Literal["completed", "failed"],
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord | None:
         if status not in ("completed", "failed"):
             raise ValueError(f"finish makes a task 'completed' or 'failed', not {status!r}")
         return await self._change(task_id, lambda s: s.finish(  # type: ignore[no-any-return]

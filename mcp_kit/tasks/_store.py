@@ -98,8 +98,15 @@ class TaskStore(Protocol):
         """Remove and return the delivered answers for `keys` (those not answered yet are absent)."""
         ...
 
-    async def finish(self, task_id: str, status: Literal["completed", "failed"], *, result: dict[str, Any] | None = None,
-                     error: dict[str, Any] | None = None, status_message: str | None = None) -> TaskRecord | None:
+    async def finish(
+        self,
+        task_id: str,
+        status: Literal["completed", "failed"],
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord | None:
         """Make a running task terminal with its result or error; a terminal one is returned unchanged.
 
         A result larger than the store keeps fails the task instead, with an error saying so.

@@ -47,7 +47,9 @@ class FetchFailure(Exception):
 
     def __init__(self, kind: FailureKind, source: str, *, attempts: int, status: int | None = None,
                  retry_after: float | None = None, error: BaseException | None = None) -> None:
-        super().__init__(f"{source}: {kind}" + (f" (HTTP {status})" if status else "") + f" after {attempts} attempt(s)")
+        super().__init__(
+            f"{source}: {kind}" + (f" (HTTP {status})" if status else "") + f" after {attempts} attempt(s)"
+        )
         self.kind = kind
         self.source = source
         self.attempts = attempts

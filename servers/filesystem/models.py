@@ -10,7 +10,9 @@ PathArg = Annotated[str, Field(description=(
     "Path of the file or directory (absolute, or relative to an allowed directory). A name that is not valid "
     "UTF-8 or contains a control character or a backslash is written as results show it: escaped, e.g. bad\\xff.txt"
 ))]
-Excludes = Annotated[list[str], Field(description="Glob patterns of entries to leave out, e.g. node_modules or **/*.log")]
+Excludes = Annotated[
+    list[str], Field(description="Glob patterns of entries to leave out, e.g. node_modules or **/*.log")
+]
 
 
 class EditOperation(BaseModel):
@@ -27,7 +29,9 @@ class TreeNode(BaseModel):
     type: Literal["file", "directory"]
     children: list[TreeNode] | None = Field(default=None, description="Entries of a directory (absent for files)")
     symlink: bool | None = Field(default=None, description="True for a linked directory, which is not descended into")
-    truncated: bool | None = Field(default=None, description="True when this directory's entries are not shown (too deep)")
+    truncated: bool | None = Field(
+        default=None, description="True when this directory's entries are not shown (too deep)"
+    )
 
 
 class DirectoryTree(BaseModel):
@@ -53,7 +57,9 @@ class FileInfo(BaseModel):
     path: str
     type: str = Field(description="regular file, directory, symbolic link, FIFO (named pipe), ...")
     size: int = Field(description="Size in bytes")
-    created: str = Field(description="Creation time (birth time where the system records it, else status change), ISO 8601")
+    created: str = Field(
+        description="Creation time (birth time where the system records it, else status change), ISO 8601"
+    )
     modified: str = Field(description="Last modification time, ISO 8601")
     accessed: str = Field(description="Last access time, ISO 8601")
     isDirectory: bool

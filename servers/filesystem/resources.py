@@ -105,7 +105,9 @@ def _check(sandbox: Sandbox, local: str) -> SandboxedPath:
     return sandbox.resolve(local)
 
 
-def _read_contents(uri: str, sandbox: Sandbox, local: str, settings: Settings) -> TextResourceContents | BlobResourceContents:
+def _read_contents(
+    uri: str, sandbox: Sandbox, local: str, settings: Settings
+) -> TextResourceContents | BlobResourceContents:
     """Read what `local` leads to now: a directory's listing, a UTF-8 file's text, anything else as a blob."""
     sp = sandbox.resolve(local)
     if stat.S_ISDIR(ops.lstat_existing(sp).st_mode):
@@ -117,4 +119,6 @@ def _read_contents(uri: str, sandbox: Sandbox, local: str, settings: Settings) -
         text = ops.decode_utf8(data, sp.label)
     except ops.BinaryFileError:
         return BlobResourceContents(uri=uri, mime_type=mime, blob=base64.b64encode(data).decode())
-    return TextResourceContents(uri=uri, mime_type=mime if mime != "application/octet-stream" else "text/plain", text=text)
+    return TextResourceContents(
+        uri=uri, mime_type=mime if mime != "application/octet-stream" else "text/plain", text=text
+    )

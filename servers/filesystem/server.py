@@ -41,7 +41,9 @@ def build_server(
         max_entries=max_entries,
     )
     watch = DirectoryWatch()  # one watch for every subscribed file, running with the server
-    app = MCPServer("filesystem", version="1.0.0", title="Filesystem", instructions=INSTRUCTIONS, lifespan=watch.running)
+    app = MCPServer(
+        "filesystem", version="1.0.0", title="Filesystem", instructions=INSTRUCTIONS, lifespan=watch.running
+    )
     register_read_tools(app, settings)
     if not read_only:
         register_write_tools(app, settings)

@@ -38,9 +38,15 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
         return read.with_note()
 
     app.add_tool(read_text_file, title="Read text file", read_only=True, open_world=False, scopes=[READ_SCOPE])
-    app.add_tool(read_text_file, name="read_file", title="Read file (deprecated)", read_only=True, open_world=False,
-                 scopes=[READ_SCOPE],
-                 description="Deprecated alias of read_text_file: read a UTF-8 text file, whole or its first/last lines.")
+    app.add_tool(
+        read_text_file,
+        name="read_file",
+        title="Read file (deprecated)",
+        read_only=True,
+        open_world=False,
+        scopes=[READ_SCOPE],
+        description="Deprecated alias of read_text_file: read a UTF-8 text file, whole or its first/last lines.",
+    )
 
     @app.tool(title="Read media file", structured_output=False, read_only=True, open_world=False, scopes=[READ_SCOPE])
     async def read_media_file(path: PathArg, ctx: Context) -> Image | Audio | BlobResourceContents:
@@ -77,7 +83,9 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
     async def list_directory_with_sizes(
         path: PathArg,
         ctx: Context,
-        sortBy: Annotated[Literal["name", "size"], Field(description="Sort by name or by size (largest first)")] = "name",
+        sortBy: Annotated[
+            Literal["name", "size"], Field(description="Sort by name or by size (largest first)")
+        ] = "name",
     ) -> str:
         """List a directory's entries with file sizes and totals (names shown as list_directory shows them)."""
         sp = await settings.resolve(ctx, path)
@@ -101,7 +109,9 @@ def register_read_tools(app: MCPServer, settings: Settings) -> None:
     @app.tool(title="Search files", read_only=True, open_world=False, scopes=[READ_SCOPE], task="optional")
     async def search_files(
         path: PathArg,
-        pattern: Annotated[str, Field(description="Glob: *.py matches names at any depth, src/**/*.ts matches relative paths")],
+        pattern: Annotated[
+            str, Field(description="Glob: *.py matches names at any depth, src/**/*.ts matches relative paths")
+        ],
         ctx: Context,
         excludePatterns: Excludes = [],  # noqa: B006
     ) -> SearchResult:

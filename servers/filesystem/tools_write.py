@@ -21,7 +21,9 @@ def register_write_tools(app: MCPServer, settings: Settings) -> None:
 
     @app.tool(title="Write file", read_only=False, destructive=True, idempotent=True,
               open_world=False, scopes=[WRITE_SCOPE])
-    async def write_file(path: PathArg, content: Annotated[str, Field(description="The complete new text")], ctx: Context) -> str:
+    async def write_file(
+        path: PathArg, content: Annotated[str, Field(description="The complete new text")], ctx: Context
+    ) -> str:
         """Create a file or replace its whole content (atomically: readers never see a half-written file)."""
         sp = await settings.resolve(ctx, path)
         size = len(content.encode("utf-8"))

@@ -64,7 +64,9 @@ def from_fetch_failure(failure: FetchFailure) -> ProviderError:
     if failure.kind == "timeout":
         return SourceTimeout(f"{source} did not answer in time{tried}", source=source)
     if failure.kind == "unreachable":
-        return SourceUnavailable(f"{source} could not be reached ({type(failure.error).__name__}){tried}", source=source)
+        return SourceUnavailable(
+            f"{source} could not be reached ({type(failure.error).__name__}){tried}", source=source
+        )
     if failure.kind == "rate_limited":
         asked = f"; it asked to wait {failure.retry_after:g} s" if failure.retry_after is not None else ""
         return RateLimited(f"{source} is rate limiting requests (HTTP 429){asked}{tried}", source=source,

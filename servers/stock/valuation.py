@@ -154,7 +154,11 @@ def _markdown(comparison: ValuationComparison, not_valued: list[str], sample: bo
     lines += ["", f"Ranked by P/E, lowest first: {', '.join(comparison.ranking_by_pe) or 'none'}."]
     if not_valued:
         lines += ["", "Not valued: " + "; ".join(not_valued) + "."]
-    lines += ["", "Caveats: trailing P/E ignores growth and one-off items, and differs between industries; prices are "
-                  f"as of the times shown and earnings as of the last filing.{' SAMPLE DATA: simulated figures.' if sample else ''} "
-                  "This is information, not investment advice."]
+    lines += [
+        "",
+        "Caveats: trailing P/E ignores growth and one-off items, and differs between industries; prices are "
+        "as of the times shown and earnings as of the last "
+        f"filing.{' SAMPLE DATA: simulated figures.' if sample else ''} "
+        "This is information, not investment advice.",
+    ]
     return "\n".join(lines)

@@ -19,11 +19,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="MCP server: worldwide current weather and forecasts (Open-Meteo), US alerts (NWS).",
     )
     add_run_arguments(parser)
-    parser.add_argument("--provider", choices=["live", "sample"], default=os.environ.get("WEATHER_PROVIDER", "live"),
-                        help="live: Open-Meteo + api.weather.gov (default); sample: offline generated data [env WEATHER_PROVIDER]")
-    parser.add_argument("--poll-interval", type=positive_seconds,
-                        default=positive_seconds(os.environ.get("WEATHER_POLL_INTERVAL", str(DEFAULT_POLL_INTERVAL))),
-                        help="seconds between polls for subscribed weather://current/... resources [env WEATHER_POLL_INTERVAL]")
+    parser.add_argument(
+        "--provider",
+        choices=["live", "sample"],
+        default=os.environ.get("WEATHER_PROVIDER", "live"),
+        help="live: Open-Meteo + api.weather.gov (default); sample: offline generated data [env WEATHER_PROVIDER]",
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=positive_seconds,
+        default=positive_seconds(os.environ.get("WEATHER_POLL_INTERVAL", str(DEFAULT_POLL_INTERVAL))),
+        help="seconds between polls for subscribed weather://current/... resources [env WEATHER_POLL_INTERVAL]",
+    )
     return parser.parse_args(argv)
 
 

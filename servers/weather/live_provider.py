@@ -56,7 +56,9 @@ class LiveProvider:
 
     async def _geocode(self, name: str, count: int) -> list[Place]:
         params = {"name": name, "count": count, "language": "en", "format": "json"}
-        body = await self.fetcher.get_json("Open-Meteo geocoding", openmeteo.GEOCODING_URL, params, ttl=TTL["geocoding"])
+        body = await self.fetcher.get_json(
+            "Open-Meteo geocoding", openmeteo.GEOCODING_URL, params, ttl=TTL["geocoding"]
+        )
         return openmeteo.parse_places(body)
 
     def _english_name(self, name: str) -> str:
@@ -84,7 +86,11 @@ class LiveProvider:
 
     async def current(self, place: Place, unit: Unit) -> CurrentWeather:
         """Current conditions from the Open-Meteo forecast API."""
-        params = {**openmeteo.location_params(place), **openmeteo.unit_params(unit), "current": openmeteo.CURRENT_VARIABLES}
+        params = {
+            **openmeteo.location_params(place),
+            **openmeteo.unit_params(unit),
+            "current": openmeteo.CURRENT_VARIABLES,
+        }
         body = await self.fetcher.get_json("Open-Meteo forecast", openmeteo.FORECAST_URL, params, ttl=TTL["current"])
         return openmeteo.parse_current(body, place, unit)
 
@@ -110,5 +116,7 @@ class LiveProvider:
         """Active NWS alerts at a US point or in a US state/territory."""
         params = nws.area_params(state_code) if state_code else nws.point_params(place)  # type: ignore[arg-type]
         headers = {"Accept": "application/geo+json", "User-Agent": self.user_agent}
-        body = await self.fetcher.get_json("api.weather.gov", nws.ALERTS_URL, params, ttl=TTL["alerts"], headers=headers)
+        body = await self.fetcher.get_json(
+            "api.weather.gov", nws.ALERTS_URL, params, ttl=TTL["alerts"], headers=headers
+        )
         return nws.parse_alerts(body)

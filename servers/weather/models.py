@@ -146,7 +146,9 @@ class AlertReport(BaseModel):
 
     location: str = Field(description="The place or US state the report covers")
     country_code: str | None
-    alerts_available: bool = Field(description="False when no alert source covers this country (not the same as 'no alerts')")
+    alerts_available: bool = Field(
+        description="False when no alert source covers this country (not the same as 'no alerts')"
+    )
     alerts: list[Alert] = Field(default_factory=list)
     message: str = Field(description="One-sentence summary to relay to the user")
     note: str | None = None

@@ -11,7 +11,8 @@ from .models import CurrentWeather, DailyForecast, HourlyForecast, Place, Unit, 
 GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
 FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
 
-CURRENT_VARIABLES = "temperature_2m,relative_humidity_2m,apparent_temperature,precipitation,weather_code,wind_speed_10m,wind_direction_10m"
+CURRENT_VARIABLES = ("temperature_2m,relative_humidity_2m,apparent_temperature,precipitation,weather_code,"
+                     "wind_speed_10m,wind_direction_10m")
 DAILY_VARIABLES = "weather_code,temperature_2m_max,temperature_2m_min,precipitation_sum,precipitation_probability_max"
 HOURLY_VARIABLES = "temperature_2m,weather_code,precipitation,precipitation_probability,wind_speed_10m"
 
@@ -25,7 +26,11 @@ def unit_params(unit: Unit) -> dict[str, str]:
 
 def location_params(place: Place) -> dict[str, str]:
     """Coordinates plus the place's time zone (or 'auto')."""
-    return {"latitude": f"{place.latitude:.4f}", "longitude": f"{place.longitude:.4f}", "timezone": place.timezone or "auto"}
+    return {
+        "latitude": f"{place.latitude:.4f}",
+        "longitude": f"{place.longitude:.4f}",
+        "timezone": place.timezone or "auto",
+    }
 
 
 def parse_places(body: dict[str, Any]) -> list[Place]:

@@ -32,7 +32,8 @@ def forecast_lines(forecast: Forecast) -> list[str]:
     unit = forecast.units.temperature
     return [
         f"- {d.date}: {d.condition}, {d.temperature_min}–{d.temperature_max} {unit}, "
-        f"precipitation {d.precipitation_sum} {forecast.units.precipitation} ({d.precipitation_probability_percent}% chance)"
+        f"precipitation {d.precipitation_sum} {forecast.units.precipitation} ({d.precipitation_probability_percent}% "
+        "chance)"
         for d in forecast.daily
     ]
 
@@ -53,13 +54,16 @@ def register_prompts(app: MCPServer, provider: WeatherProvider) -> None:
             resolution = await provider.resolve(destination)
             forecast = await provider.forecast(resolution.place, min(days, 16), "celsius")
             weather = (
-                f"Forecast for {resolution.place.label} (source: {forecast.source}, first {len(forecast.daily)} days):\n"
+                f"Forecast for {resolution.place.label} (source: {forecast.source}, first {len(forecast.daily)} "
+                "days):\n"
                 + "\n".join(forecast_lines(forecast))
             )
             if resolution.note:
                 weather += f"\nNote: {resolution.note}"
         except WeatherError as error:
-            weather = f"The forecast could not be fetched ({error}). Call get_forecast for '{destination}' before planning."
+            weather = (
+                f"The forecast could not be fetched ({error}). Call get_forecast for '{destination}' before planning."
+            )
         lines = [
             f"Help me plan a vacation in {destination} for {duration}.",
             f"Budget: {budget}." if budget else "Budget: not specified; suggest options at a few price levels.",

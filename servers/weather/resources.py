@@ -72,7 +72,9 @@ def register_resources(app: MCPServer, provider: WeatherProvider, *, poll_interv
         except ValueError:
             raise ResourceNotFound(uri, f"'{date}' is not a date: use YYYY-MM-DD, 'today' or 'tomorrow'.") from None
         if not today <= wanted < today + timedelta(days=16):
-            raise ResourceNotFound(uri, f"{wanted} is outside the forecast range {today} to {today + timedelta(days=15)}.")
+            raise ResourceNotFound(
+                uri, f"{wanted} is outside the forecast range {today} to {today + timedelta(days=15)}."
+            )
         try:
             forecast = await provider.forecast(place, (wanted - today).days + 1, "celsius")
         except WeatherError as error:

@@ -130,24 +130,42 @@ class SampleProvider:
     async def alerts(self, *, place: Place | None = None, state_code: str | None = None) -> list[Alert]:
         """Sample alerts derived from the generated weather of US bundled cities (next three days)."""
         if state_code:
-            cities = [c for c in self.gazetteer.cities if c.place.country_code == "US" and c.place.region == US_STATES.get(state_code)]
+            cities = [
+                c
+                for c in self.gazetteer.cities
+                if c.place.country_code == "US" and c.place.region == US_STATES.get(state_code)
+            ]
         else:
             cities = [self._city(place)] if place else []
         alerts: list[Alert] = []
         for city in cities:
             today = self._local_now(city).date()
             for offset in range(3):
-                alerts.extend(_alerts_for_day(city, today + timedelta(days=offset), sample_day(city, today + timedelta(days=offset))))
+                alerts.extend(
+                    _alerts_for_day(
+                        city, today + timedelta(days=offset), sample_day(city, today + timedelta(days=offset))
+                    )
+                )
         return alerts
 
 
 # (event, severity, test on the generated day, instruction)
 _RULES: list[tuple[str, str, Callable[[SampleDay], bool], str]] = [
     ("Heat Advisory", "Moderate", lambda d: d.temperature_max >= 35, "Drink plenty of fluids and stay out of the sun."),
-    ("Extreme Cold Warning", "Severe", lambda d: d.temperature_min <= -18, "Cover exposed skin and limit time outdoors."),
+    (
+        "Extreme Cold Warning",
+        "Severe",
+        lambda d: d.temperature_min <= -18,
+        "Cover exposed skin and limit time outdoors.",
+    ),
     ("Flood Watch", "Moderate", lambda d: d.precipitation_sum >= 25, "Be ready to move to higher ground."),
     ("Wind Advisory", "Minor", lambda d: d.wind_speed_max >= 45, "Secure loose outdoor objects."),
-    ("Winter Storm Watch", "Moderate", lambda d: d.precipitation_sum >= 8 and d.temperature_max <= 1, "Plan for hazardous travel."),
+    (
+        "Winter Storm Watch",
+        "Moderate",
+        lambda d: d.precipitation_sum >= 8 and d.temperature_max <= 1,
+        "Plan for hazardous travel.",
+    ),
 ]
 
 

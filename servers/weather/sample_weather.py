@@ -120,13 +120,17 @@ def sample_hour(city: City, moment: datetime, jitter_key: object | None = None) 
     raining = day.precipitation_sum > 0 and rng.random() < 0.5
     code = day.weather_code if raining else (3 if day.precipitation_sum > 0 else min(day.weather_code, 3))
     precipitation = round(day.precipitation_sum / 12 * rng.uniform(0.5, 1.5), 1) if raining else 0.0
-    feels = temperature - (0.1 * wind if temperature < 12 else 0) + (0.08 * (day.humidity - 50) if temperature > 24 else 0)
+    feels = (
+        temperature - (0.1 * wind if temperature < 12 else 0) + (0.08 * (day.humidity - 50) if temperature > 24 else 0)
+    )
     return SampleHour(
         temperature=round(temperature, 1),
         feels_like=round(feels, 1),
         weather_code=code,
         precipitation=precipitation,
-        precipitation_probability=day.precipitation_probability if raining or day.precipitation_sum else round(day.precipitation_probability / 2),
+        precipitation_probability=day.precipitation_probability
+        if raining or day.precipitation_sum
+        else round(day.precipitation_probability / 2),
         wind_speed=round(wind, 1),
         wind_direction=float(rng.randrange(0, 360, 10)),
         humidity=day.humidity,

@@ -51,7 +51,8 @@ def register_tools(app: MCPServer, provider: WeatherProvider) -> None:
         days: Annotated[int, Field(ge=1, le=16, description="Number of days, starting today (1-16).")] = 7,
         unit: UnitParam = "celsius",
         hours: Annotated[
-            int, Field(ge=0, le=168, description="Also return hourly data for the next N hours (0-168; 0 = daily only).")
+            int,
+            Field(ge=0, le=168, description="Also return hourly data for the next N hours (0-168; 0 = daily only)."),
         ] = 0,
     ) -> Forecast:
         """Daily forecast for a city: per day the min/max temperature, precipitation sum and highest
@@ -89,13 +90,19 @@ def register_tools(app: MCPServer, provider: WeatherProvider) -> None:
                 alerts = await provider.alerts(place=place)
                 where, country = place.label, place.country_code
         count = len(alerts)
-        message = f"{count} active alert{'s' if count != 1 else ''} for {where}." if count else f"No active alerts for {where}."
+        message = (
+            f"{count} active alert{'s' if count != 1 else ''} for {where}."
+            if count
+            else f"No active alerts for {where}."
+        )
         return AlertReport(location=where, country_code=country, alerts_available=True, alerts=alerts,
                            message=message, note=note, source=provider.alerts_source)  # type: ignore[arg-type]
 
     @app.tool(read_only=True, open_world=True, idempotent=True, title="Find a place")
     async def search_location(
-        query: Annotated[str, Field(min_length=1, max_length=120, description="Place name, e.g. 'Springfield' or 'Paris, US'.")],
+        query: Annotated[
+            str, Field(min_length=1, max_length=120, description="Place name, e.g. 'Springfield' or 'Paris, US'.")
+        ],
         limit: Annotated[int, Field(ge=1, le=20, description="Most candidates to return (1-20).")] = 5,
     ) -> LocationSearch:
         """Candidate places for a name, most likely first, each with country, region, coordinates,

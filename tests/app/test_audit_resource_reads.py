@@ -44,7 +44,8 @@ async def test_resource_reads_are_audited_like_tool_calls(tmp_path: Path) -> Non
 
 
 def test_an_audit_record_that_is_not_valid_unicode_is_still_written(tmp_path: Path) -> None:
-    """A file name that is not UTF-8 reaches the log as the JSON escape of its surrogate: nothing lost, nothing raised."""
+    """A file name that is not UTF-8 reaches the log as the JSON escape of its surrogate: nothing lost, nothing
+    raised."""
     log = JsonLinesAuditLog(str(tmp_path / "audit.jsonl"))
     log(AuditRecord.of_read("s", "file:///bad\udcff.txt", None, 0.001))
     log(AuditRecord.of_read("s", "file:///fine.txt", "Access denied", 0.001))

@@ -87,7 +87,10 @@ def test_metadata_document_and_paths() -> None:
     assert metadata_document(config) == {"resource": RESOURCE, "authorization_servers": [ISSUER],
                                          "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools"],
                                          "resource_name": "Demo"}
-    assert metadata_paths(config) == ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource")
+    assert metadata_paths(config) == (
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    )
     assert metadata_url(config) == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
     root = AuthConfig(issuer=ISSUER, resource="https://mcp.example.com/")
     assert metadata_paths(root) == ("/.well-known/oauth-protected-resource",)
@@ -154,7 +157,10 @@ class Issuer:
     def __init__(self) -> None:
         self.rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.ec = ec.generate_private_key(ec.SECP256R1())
-        self.jwks: list[dict[str, Any]] = [self.public_jwk(self.rsa, "rsa-1", "RS256"), self.public_jwk(self.ec, "ec-1", "ES256")]
+        self.jwks: list[dict[str, Any]] = [
+            self.public_jwk(self.rsa, "rsa-1", "RS256"),
+            self.public_jwk(self.ec, "ec-1", "ES256"),
+        ]
         self.fetches = 0
         self.fail = False
 
@@ -173,8 +179,15 @@ class Issuer:
             return httpx.Response(200, json={"keys": self.jwks})
         return httpx.Response(404)
 
-    def token(self, *, key: Any = None, alg: str = "RS256", kid: str | None = "rsa-1", header: dict[str, Any] | None = None,
-              **claims: Any) -> str:
+    def token(
+        self,
+        *,
+        key: Any = None,
+        alg: str = "RS256",
+        kid: str | None = "rsa-1",
+        header: dict[str, Any] | None = None,
+        **claims: Any,
+    ) -> str:
         now = int(time.time())
         payload = {"iss": ISSUER, "aud": RESOURCE, "sub": "alice", "client_id": "cli", "scope": "mcp:read",
                    "iat": now, "exp": now + 300, **claims}
@@ -209,27 +222,40 @@ async def test_a_good_token_becomes_an_access_token(issuer: Issuer, validator: T
     assert issuer.fetches == 1  # the key set is cached
 
 
-@pytest.mark.parametrize(("make", "reason"), [
-    (lambda i: unsigned({"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60}, {"alg": "none", "typ": "at+jwt"}),
-     "'none' are not accepted"),
-    (lambda i: jwt.encode({"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60},
-                          "attacker-chosen-secret-long-enough-for-hs256", algorithm="HS256", headers={"kid": "rsa-1"}),
-     "'HS256' are not accepted"),
-    (lambda i: i.token(header={"typ": "JWT+other"}), "not an access token"),
-    (lambda i: i.token(header={"typ": "dpop+jwt"}), "not an access token"),
-    (lambda i: i.token(header={"crit": ["exp"]}), "critical"),
-    (lambda i: i.token(kid="rsa-unknown"), "key the issuer does not publish"),
-    (lambda i: i.token(alg="PS256"), "key the issuer does not publish"),  # the key is published for RS256 only
-    (lambda i: i.token(key=rsa.generate_private_key(public_exponent=65537, key_size=2048)), "signature"),
-    (lambda i: i.token(iss="https://evil.example.com"), "another authorization server"),
-    (lambda i: i.token(aud="https://mcp.example.com/other"), "another resource"),
-    (lambda i: i.token(aud=None), "no aud claim"),
-    (lambda i: i.token(exp=int(time.time()) - 120), "expired"),
-    (lambda i: i.token(nbf=int(time.time()) + 120), "not valid yet"),
-    (lambda i: i.token(iat=int(time.time()) + 120), "issued in the future"),
-    (lambda i: i.token()[:-4] + "AAAA", "signature"),
-    (lambda i: "a.b.c", "not a JWT, and this server has no introspection"),
-])
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (
+            lambda i: unsigned(
+                {"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60}, {"alg": "none", "typ": "at+jwt"}
+            ),
+            "'none' are not accepted",
+        ),
+        (
+            lambda i: jwt.encode(
+                {"iss": ISSUER, "aud": RESOURCE, "exp": int(time.time()) + 60},
+                "attacker-chosen-secret-long-enough-for-hs256",
+                algorithm="HS256",
+                headers={"kid": "rsa-1"},
+            ),
+            "'HS256' are not accepted",
+        ),
+        (lambda i: i.token(header={"typ": "JWT+other"}), "not an access token"),
+        (lambda i: i.token(header={"typ": "dpop+jwt"}), "not an access token"),
+        (lambda i: i.token(header={"crit": ["exp"]}), "critical"),
+        (lambda i: i.token(kid="rsa-unknown"), "key the issuer does not publish"),
+        (lambda i: i.token(alg="PS256"), "key the issuer does not publish"),  # the key is published for RS256 only
+        (lambda i: i.token(key=rsa.generate_private_key(public_exponent=65537, key_size=2048)), "signature"),
+        (lambda i: i.token(iss="https://evil.example.com"), "another authorization server"),
+        (lambda i: i.token(aud="https://mcp.example.com/other"), "another resource"),
+        (lambda i: i.token(aud=None), "no aud claim"),
+        (lambda i: i.token(exp=int(time.time()) - 120), "expired"),
+        (lambda i: i.token(nbf=int(time.time()) + 120), "not valid yet"),
+        (lambda i: i.token(iat=int(time.time()) + 120), "issued in the future"),
+        (lambda i: i.token()[:-4] + "AAAA", "signature"),
+        (lambda i: "a.b.c", "not a JWT, and this server has no introspection"),
+    ],
+)
 async def test_tokens_that_must_be_refused(issuer: Issuer, validator: TokenValidator, make: Any, reason: str) -> None:
     with pytest.raises(InvalidToken, match=reason):
         await validator.validate(make(issuer))

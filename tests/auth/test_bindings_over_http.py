@@ -81,7 +81,12 @@ class Bound:
 
     def modern_call(self, token: str, tool: str, **params: Any) -> tuple[int, dict[str, Any]]:
         """A 2026-07-28 tools/call: the HTTP status and the JSON-RPC message."""
-        body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"_meta": MODERN_META, "name": tool, **params}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"_meta": MODERN_META, "name": tool, **params},
+        }
         sent = self.post(token, body, **{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
                                          "Mcp-Name": tool})
         return sent.status_code, answer(sent)

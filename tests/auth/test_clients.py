@@ -307,6 +307,7 @@ def test_the_mcp_kit_command_authorizes_headlessly(protected: Protected, tmp_pat
     assert done.stdout.strip() == "42"
     token = FileTokenStore(cache).tokens(protected.resource)
     assert token is not None and token["access_token"] not in done.stdout + done.stderr
-    refused = subprocess.run([*command[:4], protected.mcp, "add", "--no-oauth"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=120)
+    refused = subprocess.run(
+        [*command[:4], protected.mcp, "add", "--no-oauth"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert refused.returncode == 4 and "401" in refused.stderr

@@ -22,8 +22,12 @@ from mcp_kit.auth._validator import TokenValidator
 from tests.helpers.authorization_server import AuthorizationServer, start_authorization_server
 from tests.helpers.uvicorn_thread import bound_socket, serve
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -140,8 +144,11 @@ def test_tokens_in_the_url_or_twice_are_bad_requests(protected: Protected,
     token = authorization_server.access_token(protected.resource, ["mcp:read"])
     in_query = httpx.post(f"{protected.mcp}?access_token={token}", json=INITIALIZE, headers=MCP_HEADERS)
     assert in_query.status_code == 400 and challenge(in_query)["error"] == "invalid_request"
-    twice = httpx.post(protected.mcp, json=INITIALIZE, headers=[*MCP_HEADERS.items(), ("Authorization", f"Bearer {token}"),
-                                                              ("Authorization", f"Bearer {token}")])
+    twice = httpx.post(
+        protected.mcp,
+        json=INITIALIZE,
+        headers=[*MCP_HEADERS.items(), ("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {token}")],
+    )
     assert twice.status_code == 400
 
 
@@ -156,8 +163,16 @@ def test_a_token_for_this_resource_reaches_the_tools(protected: Protected,
         assert opened.status_code == 200, opened.text
         session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         http.post(protected.mcp, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
-        called = http.post(protected.mcp, headers=session, json={
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        called = http.post(
+            protected.mcp,
+            headers=session,
+            json={
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+            },
+        )
         assert called.status_code == 200
         assert '"text":"5"' in called.text.replace(" ", "")
 

@@ -37,8 +37,12 @@ from tests.helpers.uvicorn_thread import bound_socket, serve
 
 pytestmark = pytest.mark.anyio
 SCOPES = "files:read files:write notes:admin"
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
@@ -171,7 +175,9 @@ def challenge(response: httpx.Response) -> dict[str, str]:
 def answer(response: httpx.Response) -> Any:
     """The JSON-RPC message of a response (JSON or a one-event SSE stream)."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
-        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        data = [
+            line[5:].strip() for line in response.text.splitlines() if line.startswith("data:") and line[5:].strip()
+        ]
         return json.loads(data[-1])
     return response.json()
 
@@ -234,7 +240,9 @@ def test_a_tool_needing_a_scope_the_token_lacks_gets_a_403_step_up_challenge(fil
     assert "files:write" in body["error"]["message"]
     assert files.written == []  # it never ran
     writer = files.token("alice", "files:read", "files:write")
-    done = answer(files.call(writer, session, "tools/call", {"name": "write_note", "arguments": {"name": "b", "text": "x"}}))
+    done = answer(
+        files.call(writer, session, "tools/call", {"name": "write_note", "arguments": {"name": "b", "text": "x"}})
+    )
     assert done["result"]["content"][0]["text"] == "wrote b" and files.written == ["b"]
 
 
@@ -304,12 +312,27 @@ def test_subscribing_and_completing_need_the_primitives_scopes_too(files: Files)
 def test_in_a_batch_the_method_table_refuses_naming_the_missing_scopes(files: Files) -> None:
     reader = files.token("alice", "files:read")
     session = files.session(reader, version="2025-03-26")  # the version with batches
-    batch = [{"jsonrpc": "2.0", "id": 10, "method": "tools/call",
-              "params": {"name": "write_note", "arguments": {"name": "n", "text": "t"}}},
-             {"jsonrpc": "2.0", "id": 11, "method": "resources/read", "params": {"uri": "notes://private/x"}},
-             {"jsonrpc": "2.0", "id": 12, "method": "prompts/get", "params": {"name": "admin_review",
-                                                                             "arguments": {"topic": "t"}}},
-             {"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "read_note", "arguments": {"name": "a"}}}]
+    batch = [
+        {
+            "jsonrpc": "2.0",
+            "id": 10,
+            "method": "tools/call",
+            "params": {"name": "write_note", "arguments": {"name": "n", "text": "t"}},
+        },
+        {"jsonrpc": "2.0", "id": 11, "method": "resources/read", "params": {"uri": "notes://private/x"}},
+        {
+            "jsonrpc": "2.0",
+            "id": 12,
+            "method": "prompts/get",
+            "params": {"name": "admin_review", "arguments": {"topic": "t"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 13,
+            "method": "tools/call",
+            "params": {"name": "read_note", "arguments": {"name": "a"}},
+        },
+    ]
     response = httpx.post(files.mcp, json=batch, timeout=30, headers={
         **MCP_HEADERS, "Accept": "application/json", "Authorization": f"Bearer {reader}", "Mcp-Session-Id": session})
     assert response.status_code == 200
@@ -346,26 +369,42 @@ def test_a_session_answers_only_the_subject_that_opened_it(files: Files) -> None
     session = files.session(alice)
     hijack = files.call(mallory, session, "tools/call", {"name": "write_note", "arguments": {"name": "m", "text": "x"}})
     assert hijack.status_code == 404 and files.written == []
-    stream = httpx.get(files.mcp, timeout=30, headers={"Accept": "text/event-stream", "Authorization": f"Bearer {mallory}",
-                                                       "Mcp-Session-Id": session})
+    stream = httpx.get(
+        files.mcp,
+        timeout=30,
+        headers={"Accept": "text/event-stream", "Authorization": f"Bearer {mallory}", "Mcp-Session-Id": session},
+    )
     assert stream.status_code == 404
-    deleted = httpx.delete(files.mcp, timeout=30, headers={"Authorization": f"Bearer {mallory}", "Mcp-Session-Id": session})
+    deleted = httpx.delete(
+        files.mcp, timeout=30, headers={"Authorization": f"Bearer {mallory}", "Mcp-Session-Id": session}
+    )
     assert deleted.status_code == 404
-    mine = answer(files.call(alice, session, "tools/call", {"name": "write_note", "arguments": {"name": "a", "text": "x"}}))
+    mine = answer(
+        files.call(alice, session, "tools/call", {"name": "write_note", "arguments": {"name": "a", "text": "x"}})
+    )
     assert mine["result"]["content"][0]["text"] == "wrote a" and files.written == ["a"]  # still alive, still hers
     narrower = files.token("alice", "files:read")  # another token of the same subject: the same owner
-    assert files.call(narrower, session, "tools/call", {"name": "read_note", "arguments": {"name": "z"}}).status_code == 200
+    assert (
+        files.call(narrower, session, "tools/call", {"name": "read_note", "arguments": {"name": "z"}}).status_code
+        == 200
+    )
 
 
 def test_a_legacy_sse_session_answers_only_the_subject_that_opened_it(files: Files) -> None:
     alice = files.token("alice", "files:read", "files:write")
     mallory = files.token("mallory", "files:read", "files:write")
-    with httpx.Client(timeout=30) as client, client.stream(
-            "GET", f"{files.url}/sse", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {alice}"}) as sse:
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
+            "GET", f"{files.url}/sse", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {alice}"}
+        ) as sse,
+    ):
         lines = sse.iter_lines()
         endpoint = next(line[5:].strip() for line in lines if line.startswith("data:"))
         url = f"{files.url}{endpoint}"
-        hijack = httpx.post(url, json=INITIALIZE, timeout=30, headers={**MCP_HEADERS, "Authorization": f"Bearer {mallory}"})
+        hijack = httpx.post(
+            url, json=INITIALIZE, timeout=30, headers={**MCP_HEADERS, "Authorization": f"Bearer {mallory}"}
+        )
         assert hijack.status_code == 404
         mine = httpx.post(url, json=INITIALIZE, timeout=30, headers={**MCP_HEADERS, "Authorization": f"Bearer {alice}"})
         assert mine.status_code == 202
@@ -389,7 +428,9 @@ async def test_step_up_with_the_official_sdk_client(files: Files) -> None:
             ClientSession(read, write) as session:
         await session.initialize()
         assert (await session.call_tool("read_note", {"name": "a"})).content[0].text == "note a"
-        assert storage.tokens is not None and set(claims(storage.tokens.access_token)["scope"].split()) == {"files:read"}
+        assert storage.tokens is not None and set(claims(storage.tokens.access_token)["scope"].split()) == {
+            "files:read"
+        }
         stepped = await session.call_tool("write_note", {"name": "b", "text": "x"})  # 403, re-authorized, retried
         assert not stepped.is_error and stepped.content[0].text == "wrote b"
     assert files.written == ["b"]
@@ -424,7 +465,9 @@ def test_the_token_is_in_no_log_line_and_no_audit_record(files: Files, caplog: p
         assert files.call(other, session, "tools/call", {"name": "whoami", "arguments": {}}).status_code == 404
         files.call(reader, session, "resources/read", {"uri": "notes://public"})
         assert files.post(reader + "x", INITIALIZE).status_code == 401
-    served = [r for r in caplog.records if r.name.startswith(("mcp_kit", "uvicorn", "starlette"))]  # not the test's httpx
+    served = [
+        r for r in caplog.records if r.name.startswith(("mcp_kit", "uvicorn", "starlette"))
+    ]  # not the test's httpx
     assert len(served) > 3  # the server did log (the refusals among them)
     lines = "\n".join(f"{r.getMessage()} {r.args}" for r in served)
     assert "write_note refused" in lines
@@ -479,7 +522,15 @@ def test_the_filesystem_servers_write_tools_need_files_write(files_as: Authoriza
     (tmp_path / "a.txt").write_text("hello")
     sock, port = bound_socket()
     resource = f"http://127.0.0.1:{port}/mcp"
-    command = ["-m", "servers.filesystem", str(tmp_path), "--oauth-issuer", files_as.issuer, "--oauth-resource", resource]
+    command = [
+        "-m",
+        "servers.filesystem",
+        str(tmp_path),
+        "--oauth-issuer",
+        files_as.issuer,
+        "--oauth-resource",
+        resource,
+    ]
     with sock, http_server(command, listen_on=sock, env={"MCP_OAUTH_SCOPES": ""}) as url:
         server = Files(str(url), resource, files_as, [])
         document = httpx.get(f"{url}/.well-known/oauth-protected-resource/mcp").json()
@@ -488,7 +539,9 @@ def test_the_filesystem_servers_write_tools_need_files_write(files_as: Authoriza
         reader = server.token("dana", "files:read")
         session = server.session(reader)
         tools = answer(server.call(reader, session, "tools/list", {}))["result"]["tools"]
-        assert {"read_text_file", "write_file", "edit_file", "move_file", "create_directory"} <= {t["name"] for t in tools}
+        assert {"read_text_file", "write_file", "edit_file", "move_file", "create_directory"} <= {
+            t["name"] for t in tools
+        }
         read = answer(server.call(reader, session, "tools/call", {"name": "read_text_file",
                                                                  "arguments": {"path": str(tmp_path / "a.txt")}}))
         assert read["result"]["content"][0]["text"] == "hello"

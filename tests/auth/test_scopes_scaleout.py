@@ -1,4 +1,5 @@
-"""OAuth over many processes: a session stays bound to its caller, and scopes hold, whichever process a request lands on.
+"""OAuth over many processes: a session stays bound to its caller, and scopes hold, whichever process a request
+lands on.
 
 Two servers (uvicorn in threads) share one real Redis and one authorization server (oidc-provider).
 A Streamable HTTP session opened on A remembers its owner in the shared record, so B refuses another
@@ -53,9 +54,13 @@ def test_a_session_opened_on_a_answers_on_b_only_its_owner(pair: Pair) -> None:
     alice = pair.a.token("alice", "files:read", "files:write")
     mallory = pair.a.token("mallory", "files:read", "files:write")
     session = pair.a.session(alice)
-    hijack = pair.b.call(mallory, session, "tools/call", {"name": "write_note", "arguments": {"name": "m", "text": "x"}})
+    hijack = pair.b.call(
+        mallory, session, "tools/call", {"name": "write_note", "arguments": {"name": "m", "text": "x"}}
+    )
     assert hijack.status_code == 404 and pair.a.written == []
-    mine = answer(pair.b.call(alice, session, "tools/call", {"name": "write_note", "arguments": {"name": "a", "text": "x"}}))
+    mine = answer(
+        pair.b.call(alice, session, "tools/call", {"name": "write_note", "arguments": {"name": "a", "text": "x"}})
+    )
     assert mine["result"]["content"][0]["text"] == "wrote a" and pair.a.written == ["a"]
 
 
@@ -88,7 +93,12 @@ def test_a_legacy_post_relayed_from_b_carries_its_caller(pair: Pair) -> None:
         refused = next_message()
         assert refused["id"] == 3, refused  # nothing for id 2 came before it
         assert refused["result"]["isError"] is True and "files:write" in json.dumps(refused["result"])
-        post(alice_reader, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}})
+        post(
+            alice_reader,
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}},
+        )
         whoami = next_message()
-        assert whoami["id"] == 4 and '"subject": "alice"' in json.dumps(json.loads(whoami["result"]["content"][0]["text"]))
+        assert whoami["id"] == 4 and '"subject": "alice"' in json.dumps(
+            json.loads(whoami["result"]["content"][0]["text"])
+        )
     assert pair.a.written == []

@@ -149,7 +149,9 @@ def test_list_call_read_prompt_over_streamable_http(weather_url: str) -> None:
     assert json.loads(called.stdout)["structuredContent"]["location"]["name"] == "Tokyo"
     read = mcp_kit("read", url, "weather://current/Paris")
     assert read.returncode == 0 and json.loads(read.stdout)["location"]["name"] == "Paris"
-    prompt = mcp_kit("prompt", url, "plan-vacation", "--json", "--args", '{"destination": "Lisbon", "duration": "5 days"}')
+    prompt = mcp_kit(
+        "prompt", url, "plan-vacation", "--json", "--args", '{"destination": "Lisbon", "duration": "5 days"}'
+    )
     assert prompt.returncode == 0, prompt.stderr
     assert "vacation in Lisbon for 5 days" in json.loads(prompt.stdout)["messages"][0]["content"]["text"]
     incomplete = mcp_kit("prompt", url, "plan-vacation", "destination=Lisbon")  # the server answers -32602: exit 3
@@ -282,7 +284,14 @@ def test_argument_parsing() -> None:
     assert collect(["b=2"], '{"a": 1, "b": 1}') == {"a": 1, "b": 2}
     with pytest.raises(CommandError, match="JSON object"):
         collect([], "[1]")
-    assert json_after_flag(["call", "T", "tool", "--json", '{"a":1}']) == ["call", "T", "tool", "--args", '{"a":1}', "--json"]
+    assert json_after_flag(["call", "T", "tool", "--json", '{"a":1}']) == [
+        "call",
+        "T",
+        "tool",
+        "--args",
+        '{"a":1}',
+        "--json",
+    ]
     assert json_after_flag(["list", "T", "--json"]) == ["list", "T", "--json"]
 
 
@@ -355,7 +364,9 @@ def test_config_refuses_invalid_json(home: Path, capsys: pytest.CaptureFixture[s
     assert not list(path.parent.glob("*.bak-*"))
 
 
-def test_config_refuses_a_file_of_the_wrong_shape(tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_refuses_a_file_of_the_wrong_shape(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "odd.json"
     path.write_text('{"mcpServers": []}', encoding="utf-8")
     assert main(["config", "claude", "--write", "--config-path", str(path)]) == 1

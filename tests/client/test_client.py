@@ -94,7 +94,9 @@ async def test_pagination_is_followed() -> None:
     from mcp_kit.client._base import BaseClient
 
     class Pages(BaseClient):
-        async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
+        async def request(
+            self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+        ) -> Any:
             cursor = (params or {}).get("cursor")
             page = {None: ({"tools": [{"name": "a"}], "nextCursor": "2"}),
                     "2": ({"tools": [{"name": "b"}], "nextCursor": "3"}),

@@ -445,8 +445,11 @@ def _register_prompts(app: MCPServer) -> None:
     @app.prompt
     async def test_input_required_result_prompt(ctx: Context) -> str:
         """A prompt that first asks the user for context (SEP-2322)."""
-        answer = await ctx.elicit("What context should the prompt use?", schema={
-            "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}, key="user_context")
+        answer = await ctx.elicit(
+            "What context should the prompt use?",
+            schema={"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+            key="user_context",
+        )
         return f"Use this context: {(answer.content or {}).get('context')}"
 
     @app.completion(ref="test_prompt_with_arguments", argument="arg1")

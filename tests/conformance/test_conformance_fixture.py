@@ -90,7 +90,9 @@ async def test_sampling_and_elicitation_requests() -> None:
     sampling = Recorder({"role": "assistant", "content": {"type": "text", "text": "from the client"},
                          "model": "test-model", "stopReason": "endTurn"})
     elicitation = Recorder({"action": "accept", "content": {"username": "testuser", "email": "test@example.com"}})
-    async with connect(build_app(), protocol_version="2025-11-25", sampling=sampling, elicitation=elicitation) as client:
+    async with connect(
+        build_app(), protocol_version="2025-11-25", sampling=sampling, elicitation=elicitation
+    ) as client:
         sampled = await client.call_tool("test_sampling", {"prompt": "Test prompt for sampling"})
         elicited = await client.call_tool("test_elicitation", {"message": "Please provide your information"})
     assert sampling.seen[0]["maxTokens"] == 100
@@ -142,7 +144,9 @@ async def test_prompts_and_completion() -> None:
         listed = await client.request("prompts/list", {})
         simple = await client.get_prompt("test_simple_prompt")
         with_args = await client.get_prompt("test_prompt_with_arguments", {"arg1": "testValue1", "arg2": "testValue2"})
-        embedded = await client.get_prompt("test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"})
+        embedded = await client.get_prompt(
+            "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
+        )
         image = await client.get_prompt("test_prompt_with_image")
         completion = await client.complete(ref={"type": "ref/prompt", "name": "test_prompt_with_arguments"},
                                            argument={"name": "arg1", "value": "test"})

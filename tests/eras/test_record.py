@@ -140,8 +140,11 @@ async def test_the_transports_principal_reaches_the_context() -> None:
 
     caller = object()
     async with app.running(), served(app, None) as (dispatcher, _, out):
-        await dispatcher.feed(decode_message(
-            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}'))
+        await dispatcher.feed(
+            decode_message(
+                b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}'
+            )
+        )
         await out.wait_for(lambda m: m.get("id") == 1)
         call = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"whoami","arguments":{}}}'
         await dispatcher.feed(decode_message(call % 2), principal=caller)

@@ -219,7 +219,12 @@ async def test_sample_with_capability() -> None:
 
     def on_sample(params: dict[str, Any]) -> dict[str, Any]:
         seen.append(params)
-        return {"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "tiny", "stopReason": "endTurn"}
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "short"},
+            "model": "tiny",
+            "stopReason": "endTurn",
+        }
 
     async with connect(asking_app(), sampling=on_sample) as client:
         result = await client.call_tool("summarise")

@@ -29,8 +29,12 @@ META = {
 
 
 def stdio_target(stdio_mode: str = "auto") -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT),
-                                 env={"MCP_KIT_STDIO_MODE": stdio_mode})
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(ROOT / "examples" / "demo_server.py")],
+        cwd=str(ROOT),
+        env={"MCP_KIT_STDIO_MODE": stdio_mode},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,9 @@ async def walk_modern(client: Client) -> None:
     assert read.contents[0].text
     prompt = await client.get_prompt("summarise", {"name": "todo"})
     assert "todo" in prompt.messages[0].content.text
-    completion = await client.complete(types.ResourceTemplateReference(uri="note://{name}"), {"name": "name", "value": "w"})
+    completion = await client.complete(
+        types.ResourceTemplateReference(uri="note://{name}"), {"name": "name", "value": "w"}
+    )
     assert completion.completion.values == ["welcome"]
     async with client.listen(resource_subscriptions=["note://todo"]) as subscription:
         await client.call_tool("touch_note", {"name": "todo", "text": "modern"})
@@ -114,11 +120,27 @@ def test_http_envelope_errors(demo_url: str) -> None:
     mismatch = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": META}},
                     **{"Mcp-Method": "prompts/list"})
     assert mismatch.status_code == 400 and mismatch.json()["error"]["code"] == -32020
-    wrong_name = post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                            "params": {"_meta": META, "name": "echo", "arguments": {"text": "x"}}}, **{"Mcp-Name": "add"})
+    wrong_name = post(
+        url,
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"_meta": META, "name": "echo", "arguments": {"text": "x"}},
+        },
+        **{"Mcp-Name": "add"},
+    )
     assert wrong_name.status_code == 400 and wrong_name.json()["error"]["code"] == -32020
-    right_name = post(url, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                            "params": {"_meta": META, "name": "echo", "arguments": {"text": "x"}}}, **{"Mcp-Name": "echo"})
+    right_name = post(
+        url,
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"_meta": META, "name": "echo", "arguments": {"text": "x"}},
+        },
+        **{"Mcp-Name": "echo"},
+    )
     assert right_name.json()["result"]["content"][0]["text"] == "x"
     unknown = post(url, {"jsonrpc": "2.0", "id": 5, "method": "nope/nope", "params": {"_meta": META}})
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == -32601
@@ -138,8 +160,9 @@ async def ask_twice_app() -> MCPServer:
         """Ask the user's name, then greet."""
         answer = await ctx.elicit("Your name?", schema={"type": "object", "properties": {"name": {"type": "string"}}},
                                   key="user_name")
-        color = await ctx.elicit("Favourite colour?", schema={"type": "object", "properties": {"c": {"type": "string"}}},
-                                 key="color")
+        color = await ctx.elicit(
+            "Favourite colour?", schema={"type": "object", "properties": {"c": {"type": "string"}}}, key="color"
+        )
         return f"{answer.content['name']} likes {color.content['c']}"
 
     @app.tool
@@ -157,20 +180,41 @@ async def test_multi_round_trip_with_signed_state_and_forgery_rejected() -> None
         assert first["resultType"] == "input_required"
         assert list(first["inputRequests"]) == ["user_name"]
         assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
-        second = await client.request("tools/call", {"_meta": meta, "name": "greet", "arguments": {},
-                                                     "requestState": first["requestState"],
-                                                     "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}}})
+        second = await client.request(
+            "tools/call",
+            {
+                "_meta": meta,
+                "name": "greet",
+                "arguments": {},
+                "requestState": first["requestState"],
+                "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+            },
+        )
         assert list(second["inputRequests"]) == ["color"] and second["requestState"] != first["requestState"]
-        done = await client.request("tools/call", {"_meta": meta, "name": "greet", "arguments": {},
-                                                   "requestState": second["requestState"],
-                                                   "inputResponses": {"color": {"action": "accept", "content": {"c": "red"}}}})
+        done = await client.request(
+            "tools/call",
+            {
+                "_meta": meta,
+                "name": "greet",
+                "arguments": {},
+                "requestState": second["requestState"],
+                "inputResponses": {"color": {"action": "accept", "content": {"c": "red"}}},
+            },
+        )
         assert done["resultType"] == "complete" and done["content"][0]["text"] == "Ada likes red"
         from mcp_kit import MCPError
 
         with pytest.raises(MCPError) as forged:
-            await client.request("tools/call", {"_meta": meta, "name": "greet", "arguments": {},
-                                                "requestState": second["requestState"] + "x",
-                                                "inputResponses": {"color": {"action": "accept", "content": {"c": "red"}}}})
+            await client.request(
+                "tools/call",
+                {
+                    "_meta": meta,
+                    "name": "greet",
+                    "arguments": {},
+                    "requestState": second["requestState"] + "x",
+                    "inputResponses": {"color": {"action": "accept", "content": {"c": "red"}}},
+                },
+            )
         assert forged.value.code == -32602
         with pytest.raises(MCPError) as missing:
             await client.request("tools/call", {"_meta": META, "name": "needs_sampling", "arguments": {}})

@@ -141,7 +141,9 @@ async def test_param_headers_mirror_their_arguments_literally_or_in_base64() -> 
 
     async with serve(build_app()) as url, httpx.AsyncClient(timeout=10) as client:
         for region, header in (("Oslo", "Oslo"), ("Zürich", wrapped("Zürich")), ("Oslo", wrapped("Oslo"))):
-            reply = await post(client, url, call(region), headers_for("tools/call", "forecast", **{"Mcp-Param-Region": header}))
+            reply = await post(
+                client, url, call(region), headers_for("tools/call", "forecast", **{"Mcp-Param-Region": header})
+            )
             assert reply.status_code == 200 and reply.json()["result"]["content"][0]["text"] == f"{region} for 2 day(s)"
         absent = await post(client, url, call(None), headers_for("tools/call", "forecast"))  # no argument, no header
         assert absent.status_code == 200, absent.text

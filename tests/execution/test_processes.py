@@ -92,7 +92,9 @@ async def test_exceptions_in_the_process_become_error_results_like_in_threads() 
         failed = await client.call_tool("explode")
         assert failed["isError"] is True and text(failed) == "Tool 'explode' failed: ValueError: boom"
         odd = await client.call_tool("explode_oddly")
-        assert odd["isError"] is True and text(odd) == "Tool 'explode_oddly' failed: ProcessPoolError: Unrebuildable: odd"
+        assert (
+            odd["isError"] is True and text(odd) == "Tool 'explode_oddly' failed: ProcessPoolError: Unrebuildable: odd"
+        )
         unpicklable = await client.call_tool("lock")
         assert unpicklable["isError"] is True and "Tool 'lock' failed:" in text(unpicklable)
         assert "pickle" in text(unpicklable)

@@ -72,9 +72,20 @@ def server_url(tmp_path: Path) -> Any:
 
 async def test_changes_made_by_a_sync_tool_reach_a_handshake_session(server_url: str) -> None:
     async with httpx.AsyncClient(timeout=10) as client:
-        init = await client.post(server_url, headers=ACCEPT, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = await client.post(
+            server_url,
+            headers=ACCEPT,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         session = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         await client.post(server_url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         subscribed = await client.post(server_url, headers={**session, "Accept": "application/json"}, json={
@@ -109,9 +120,16 @@ async def test_changes_made_by_a_sync_tool_reach_a_listen_stream(server_url: str
             assert first["method"] == "notifications/subscriptions/acknowledged"
             async with anyio.create_task_group() as tg:
                 tg.start_soon(collect, messages, seen, done)
-                called = await client.post(server_url, headers={**modern, "Mcp-Method": "tools/call",
-                                                                "Mcp-Name": "change_things"}, json={
-                    "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "change_things", "_meta": MODERN}})
+                called = await client.post(
+                    server_url,
+                    headers={**modern, "Mcp-Method": "tools/call", "Mcp-Name": "change_things"},
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "tools/call",
+                        "params": {"name": "change_things", "_meta": MODERN},
+                    },
+                )
                 assert called.json()["result"]["isError"] is False
                 with anyio.fail_after(10):
                     await done.wait()

@@ -144,7 +144,9 @@ def test_reference_fan_out_is_refused_within_budget(convert: Any, error: type[Ex
 
 
 @pytest.mark.parametrize(("convert", "error"), CONVERTERS)
-def test_an_allof_cycle_and_deep_nesting_are_refused_not_a_recursion_error(convert: Any, error: type[Exception]) -> None:
+def test_an_allof_cycle_and_deep_nesting_are_refused_not_a_recursion_error(
+    convert: Any, error: type[Exception]
+) -> None:
     cycle = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}},
              "$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}}
     with pytest.raises(error, match="reference cycle"):
@@ -241,11 +243,15 @@ def test_a_tool_named_like_another_tools_hashed_name_blocks_nothing() -> None:
     assert len(set(names.names)) == 3 and all(OPENAI_NAMES.is_valid(name) for name in names.names)
     assert names.exported("squatter", squatter) == squatter
     assert names.resolve(names.exported("victim", long_name)) == ("victim", long_name)
-    assert NameMap(list(reversed(pairs)), OPENAI_NAMES).exported("victim", long_name) == names.exported("victim", long_name)
+    assert NameMap(list(reversed(pairs)), OPENAI_NAMES).exported("victim", long_name) == names.exported(
+        "victim", long_name
+    )
     (renamed,) = names.renamed
     assert (renamed.server, renamed.tool) == ("victim", long_name) and "taken by another tool's name" in renamed.reason
     sessions: Any = {"victim": object(), "squatter": object()}
-    bridge = ToolBridge(sessions, {"victim": [{"name": long_name}, {"name": "other"}], "squatter": [{"name": squatter}]})
+    bridge = ToolBridge(
+        sessions, {"victim": [{"name": long_name}, {"name": "other"}], "squatter": [{"name": squatter}]}
+    )
     export = bridge.export("openai")
     assert len(export.definitions) == 3
     assert [(note.server, note.tool) for note in export.notes] == [("victim", long_name)]

@@ -21,11 +21,15 @@ def test_binary_blocks_are_described_by_type_and_size() -> None:
 
 def test_resources_give_their_text_or_their_uri() -> None:
     assert calls.block_text({"type": "resource", "resource": {"uri": "note://a", "text": "hello"}}) == "hello"
-    assert calls.block_text({"type": "resource", "resource": {"uri": "data://b", "blob": "AAEC", "mimeType": "x/y"}}) == (
-        "[binary resource data://b (x/y)]")
+    assert calls.block_text(
+        {"type": "resource", "resource": {"uri": "data://b", "blob": "AAEC", "mimeType": "x/y"}}
+    ) == ("[binary resource data://b (x/y)]")
     assert calls.block_text({"type": "resource", "resource": {"uri": "data://c", "blob": "AA"}}) == (
         "[binary resource data://c (unknown type)]")
-    assert calls.block_text({"type": "resource_link", "uri": "file:///r.txt", "name": "r"}) == "[resource link] file:///r.txt - r"
+    assert (
+        calls.block_text({"type": "resource_link", "uri": "file:///r.txt", "name": "r"})
+        == "[resource link] file:///r.txt - r"
+    )
     assert calls.block_text({"type": "resource_link", "uri": "file:///s.txt"}) == "[resource link] file:///s.txt"
 
 

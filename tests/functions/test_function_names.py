@@ -65,8 +65,13 @@ def test_random_tool_sets_get_valid_unique_order_independent_reversible_names(ru
     alphabet = string.ascii_letters + string.digits + "_-./: é"
     for _ in range(200):
         servers = [generator.choice(["stock", "weather", "fs", "a" * 70, "x.y"]) for _ in range(3)]
-        pairs = list(dict.fromkeys((server, "".join(generator.choice(alphabet) for _ in range(generator.randint(1, 90))))
-                                   for server in servers for _ in range(generator.randint(1, 6))))
+        pairs = list(
+            dict.fromkeys(
+                (server, "".join(generator.choice(alphabet) for _ in range(generator.randint(1, 90))))
+                for server in servers
+                for _ in range(generator.randint(1, 6))
+            )
+        )
         pairs += [(servers[0], "shared"), (servers[-1], "shared")]
         pairs = list(dict.fromkeys(pairs))
         names = NameMap(pairs, rules)

@@ -209,7 +209,9 @@ async def test_a_server_that_died_is_an_outcome_and_the_other_calls_still_run(sa
         {"id": "a", "type": "function", "function": {"name": "get_stock_price", "arguments": '{"ticker": "AAPL"}'}},
         {"id": "b", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
     with anyio.fail_after(60):
-        async with ToolBridge.connect({"stock": STOCK, "weather": servers(sandbox)["weather"]}, cwd=str(ROOT)) as bridge:
+        async with ToolBridge.connect(
+            {"stock": STOCK, "weather": servers(sandbox)["weather"]}, cwd=str(ROOT)
+        ) as bridge:
             first = await bridge.run_turn("openai", message)
             assert not any(outcome.is_error for outcome in first.outcomes)
             stock = bridge.sessions["stock"]

@@ -52,7 +52,9 @@ leaf_schemas = st.one_of(
     st.sampled_from([{"type": t} for t in ("string", "integer", "number", "boolean", "null")]),
     st.sampled_from([{"type": ["string", "null"]}, {"type": ["integer", "string"]}]),
     st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3, unique=True).map(lambda v: {"enum": v}),
-    st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=2, unique=True).map(lambda v: {"type": "integer", "enum": v}),
+    st.lists(st.sampled_from([0, 1, 2]), min_size=1, max_size=2, unique=True).map(
+        lambda v: {"type": "integer", "enum": v}
+    ),
     st.sampled_from(["x", 1]).map(lambda v: {"const": v}),
     st.sampled_from([{"$ref": f"#/$defs/{name}"} for name in DEFINITIONS]),
     st.sampled_from([{"$ref": f"#/$defs/{name}", "description": "documented"} for name in DEFINITIONS]),

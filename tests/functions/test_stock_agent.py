@@ -44,7 +44,10 @@ def test_the_agent_script_answers_through_a_fake_openai_server() -> None:
                               cwd="/")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == answer["choices"][0]["message"]["content"]
-    assert done.stderr.count("[tool] ") == 3 and '[tool] compare_valuation {"tickers": ["AAPL", "MSFT"]} -> ok' in done.stderr
+    assert (
+        done.stderr.count("[tool] ") == 3
+        and '[tool] compare_valuation {"tickers": ["AAPL", "MSFT"]} -> ok' in done.stderr
+    )
     assert len(replay.requests) == 2
     assert replay.headers[0]["Authorization"] == "Bearer test-key"
     request = replay.requests[0]
@@ -82,7 +85,9 @@ async def test_the_agent_carries_on_after_a_turn_of_bad_calls_with_an_injected_t
     errors = seen[1]["messages"][3:]
     assert [m["tool_call_id"] for m in errors] == [c["id"] for c in seen[1]["messages"][2]["tool_calls"]]
     assert all(m["content"].startswith("Error: ") for m in errors)
-    assert errors[2]["content"].startswith("Error: Unknown tool 'get_weather'. The tools that exist are: get_stock_price")
+    assert errors[2]["content"].startswith(
+        "Error: Unknown tool 'get_weather'. The tools that exist are: get_stock_price"
+    )
     assert errors[4]["content"].startswith("Error: No ticker 'AAPLE'")
 
 

@@ -117,7 +117,10 @@ def test_unsupported_keywords_move_into_the_description() -> None:
     strict = to_strict_schema(CORPUS["allof_and_type_lists"][0])
     text = strict["properties"]["free_text"]
     assert text["type"] == ["string", "null"] and "format" not in text and "minLength" not in text
-    assert text["description"] == 'Example: "https://a.b". Format: uri. At least 3 characters. Optional: null leaves it out.'
+    assert (
+        text["description"]
+        == 'Example: "https://a.b". Format: uri. At least 3 characters. Optional: null leaves it out.'
+    )
     assert "Items must be unique." in strict["properties"]["unique"]["description"]
     both = strict["properties"]["both"]
     assert both["required"] == ["a", "b"] and both["properties"]["b"]["type"] == ["integer", "null"]

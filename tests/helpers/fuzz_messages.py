@@ -32,8 +32,13 @@ METHODS = ["ping", "tools/list", "tools/call", "resources/list", "resources/read
            "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "initialize", "server/discover",
            "no/such/method", "notifications/initialized"]
 
-json_scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False, allow_infinity=False) \
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
+)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
 meta_values = st.sampled_from([None, 5, [1], "x", {}, {"progressToken": "p"}, {"progressToken": [1]}, MODERN_META,
@@ -123,20 +128,39 @@ def plans(draw: st.DrawFn, ids_prefix: str, batches: bool = False, max_size: int
             read_unencodable = method == "resources/read" and params.get("uri") == "fault://unencodable"
             plan.items.append(Sent(message, answer_id=request_id, internal_error_allowed=read_unencodable))
         elif kind == "notification":
-            method = draw(st.sampled_from(["notifications/initialized", "notifications/progress",
-                                           "notifications/roots/list_changed", "notifications/x"]) | st.text(max_size=8))
+            method = draw(
+                st.sampled_from(
+                    [
+                        "notifications/initialized",
+                        "notifications/progress",
+                        "notifications/roots/list_changed",
+                        "notifications/x",
+                    ]
+                )
+                | st.text(max_size=8)
+            )
             plan.items.append(Sent({"jsonrpc": "2.0", "method": method, "params": draw(params_for("x"))}))
         elif kind == "cancel":
             target = draw(st.sampled_from(used)) if used and draw(st.booleans()) else draw(json_values)
             for item in plan.items:
                 if item.answer_id == target:
                     item.cancellable = True
-            plan.items.append(Sent({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                    "params": draw(st.sampled_from([{"requestId": target}, {"requestId": target, "reason": 5},
-                                                                    {}]) | st.just({"requestId": target}))}))
+            plan.items.append(
+                Sent(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": draw(
+                            st.sampled_from([{"requestId": target}, {"requestId": target, "reason": 5}, {}])
+                            | st.just({"requestId": target})
+                        ),
+                    }
+                )
+            )
         elif kind == "garbage":
-            text = draw(st.sampled_from(["{", "[1,", '{"jsonrpc":', "nul", "{'a':1}", '"unterminated', "}{"])) \
-                + draw(st.text(alphabet=st.characters(exclude_characters="\n\r", exclude_categories=["Cs"]), max_size=20))
+            text = draw(st.sampled_from(["{", "[1,", '{"jsonrpc":', "nul", "{'a':1}", '"unterminated', "}{"])) + draw(
+                st.text(alphabet=st.characters(exclude_characters="\n\r", exclude_categories=["Cs"]), max_size=20)
+            )
             try:
                 json.loads(text)
             except ValueError:
@@ -150,8 +174,12 @@ def plans(draw: st.DrawFn, ids_prefix: str, batches: bool = False, max_size: int
                 plan.items.append(Sent({"jsonrpc": "2.0", "id": draw(st.sampled_from([1.5, [1], {"a": 1}, True])),
                                         "method": "ping"}, null_errors=1))
             elif variant == 2:
-                plan.items.append(Sent({"jsonrpc": "2.0", "id": request_id, "method": draw(st.sampled_from([5, None, [1]]))},
-                                       answer_id=request_id))
+                plan.items.append(
+                    Sent(
+                        {"jsonrpc": "2.0", "id": request_id, "method": draw(st.sampled_from([5, None, [1]]))},
+                        answer_id=request_id,
+                    )
+                )
             elif variant == 3:
                 plan.items.append(Sent({"jsonrpc": "2.0", "id": request_id, "method": "ping",
                                         "params": draw(st.sampled_from([[1], 5, "x", True]))}, answer_id=request_id))
@@ -182,7 +210,9 @@ def check_answer(message: Any, plan: Plan) -> None:
     assert ("result" in message) != ("error" in message), message
     if "error" in message:
         error = message["error"]
-        assert isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str), message
+        assert (
+            isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
+        ), message
         if error["code"] == -32603:
             allowed = [item for item in plan.items if item.internal_error_allowed
                        and json.dumps(item.answer_id) == json.dumps(message.get("id"))]
@@ -190,4 +220,6 @@ def check_answer(message: Any, plan: Plan) -> None:
 
 
 def check_notification(message: Any) -> None:
-    assert isinstance(message, dict) and message.get("jsonrpc") == "2.0" and isinstance(message.get("method"), str), message
+    assert isinstance(message, dict) and message.get("jsonrpc") == "2.0" and isinstance(message.get("method"), str), (
+        message
+    )

@@ -151,23 +151,53 @@ def corpus() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
 
 # What strict mode cannot express, and the JSON Pointer the error must name.
 INEXPRESSIBLE: dict[str, tuple[dict[str, Any], str]] = {
-    "map": ({"type": "object", "properties": {"scores": {"type": "object", "additionalProperties": {"type": "integer"}}}},
-            "/properties/scores"),
+    "map": (
+        {"type": "object", "properties": {"scores": {"type": "object", "additionalProperties": {"type": "integer"}}}},
+        "/properties/scores",
+    ),
     "free_form_object": ({"type": "object", "properties": {"meta": {"type": "object"}}}, "/properties/meta"),
     "any_value": ({"type": "object", "properties": {"data": {}}}, "/properties/data"),
     "untyped_array": ({"type": "object", "properties": {"rows": {"type": "array"}}}, "/properties/rows"),
-    "tuple": ({"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "integer"},
-                                                                                           {"type": "string"}]}}},
-              "/properties/pair"),
+    "tuple": (
+        {
+            "type": "object",
+            "properties": {"pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}},
+        },
+        "/properties/pair",
+    ),
     "remote_ref": ({"type": "object", "properties": {"x": {"$ref": "https://example.com/s.json"}}}, "/properties/x"),
-    "root_union": ({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
-                              {"type": "object", "properties": {"b": {"type": "string"}}}]}, ""),
-    "pattern_properties": ({"type": "object", "properties": {"env": {"type": "object",
-                                                                     "patternProperties": {"^[A-Z]+$": {"type": "string"}}}}},
-                           "/properties/env"),
-    "nested_in_defs": ({"type": "object", "$defs": {"Cfg": {"type": "object", "properties": {"extra": {"type": "object"}}}},
-                        "properties": {"cfg": {"$ref": "#/$defs/Cfg"}}}, "/$defs/Cfg/properties/extra"),
-    "dict_field_from_pydantic": ({"type": "object", "properties": {"counts": {"additionalProperties": {"type": "integer"},
-                                                                              "type": "object", "title": "Counts"}},
-                                  "required": ["counts"]}, "/properties/counts"),
+    "root_union": (
+        {
+            "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}},
+                {"type": "object", "properties": {"b": {"type": "string"}}},
+            ]
+        },
+        "",
+    ),
+    "pattern_properties": (
+        {
+            "type": "object",
+            "properties": {"env": {"type": "object", "patternProperties": {"^[A-Z]+$": {"type": "string"}}}},
+        },
+        "/properties/env",
+    ),
+    "nested_in_defs": (
+        {
+            "type": "object",
+            "$defs": {"Cfg": {"type": "object", "properties": {"extra": {"type": "object"}}}},
+            "properties": {"cfg": {"$ref": "#/$defs/Cfg"}},
+        },
+        "/$defs/Cfg/properties/extra",
+    ),
+    "dict_field_from_pydantic": (
+        {
+            "type": "object",
+            "properties": {
+                "counts": {"additionalProperties": {"type": "integer"}, "type": "object", "title": "Counts"}
+            },
+            "required": ["counts"],
+        },
+        "/properties/counts",
+    ),
 }

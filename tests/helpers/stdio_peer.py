@@ -17,8 +17,12 @@ from typing import Any
 
 from tests.helpers.support import ROOT, ProcessLog, stop
 
-INITIALIZE = {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fault", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fault", "version": "1"}},
+}
 
 
 class StdioPeer:
@@ -68,7 +72,9 @@ class StdioPeer:
         except queue.Empty:
             raise AssertionError(f"no message in time; stderr tail:\n{self.stderr_text()[-1500:]}") from None
         if message is None:
-            raise AssertionError(f"the server closed stdout (exit {self.proc.poll()}); stderr:\n{self.stderr_text()[-2000:]}")
+            raise AssertionError(
+                f"the server closed stdout (exit {self.proc.poll()}); stderr:\n{self.stderr_text()[-2000:]}"
+            )
         return message
 
     def answer(self, request_id: Any, timeout: float = 10.0) -> dict[str, Any]:

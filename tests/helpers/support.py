@@ -122,7 +122,18 @@ def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path
     address it listens on; this waits for that line, then for its first `/healthz` answer. The
     URL's `log` has every line the server logs (at level info).
     """
-    command = [sys.executable, *args, "--transport", "http", "--host", "127.0.0.1", "--port", "0", "--log-level", "info"]
+    command = [
+        sys.executable,
+        *args,
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--log-level",
+        "info",
+    ]
     pass_fds: tuple[int, ...] = ()
     env = {**os.environ, **(env or {})}
     if listen_on is not None:

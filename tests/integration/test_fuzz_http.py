@@ -34,9 +34,20 @@ class Peer:
     def __init__(self, base: str) -> None:
         self.url = f"{base}/mcp"
         self.client = httpx.Client(timeout=15, limits=httpx.Limits(max_connections=32))
-        init = self.client.post(self.url, headers=ACCEPT, json={
-            "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}})
+        init = self.client.post(
+            self.url,
+            headers=ACCEPT,
+            json={
+                "jsonrpc": "2.0",
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "fuzz", "version": "1"},
+                },
+            },
+        )
         assert init.status_code == 200, init.text
         self.session = {"Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         self.client.post(self.url, headers={**ACCEPT, **self.session},

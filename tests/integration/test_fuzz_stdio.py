@@ -73,13 +73,22 @@ def test_any_message_sequence_over_stdio_is_answered_exactly_once(peer: StdioPee
     answers.update(late)
     for key, (low, high) in plan.expected_ids().items():
         assert low <= answers[key] <= high, f"id {key}: {answers[key]} answers, owed {low}..{high}; plan {plan.items}"
-    assert set(answers) <= set(plan.expected_ids()), f"answers to ids never sent: {set(answers) - set(plan.expected_ids())}"
+    assert set(answers) <= set(plan.expected_ids()), (
+        f"answers to ids never sent: {set(answers) - set(plan.expected_ids())}"
+    )
     assert null_errors + late_nulls == plan.null_errors(), plan.items
     assert peer.proc.poll() is None
 
 
 def test_the_session_is_alive_after_the_fuzzing(peer: StdioPeer) -> None:
     assert peer.alive()
-    peer.send({"jsonrpc": "2.0", "id": "after", "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+    peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "after",
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+        }
+    )
     assert peer.answer("after")["result"]["content"][0]["text"] == "5"
     assert "Traceback" not in peer.stderr_text(), peer.stderr_text()[-3000:]

@@ -46,9 +46,20 @@ async def post(client: httpx.AsyncClient, url: str, body: dict[str, Any], header
 async def one_round(live: LiveServer, n: int) -> None:
     app = live.app
     async with httpx.AsyncClient(timeout=20) as client:
-        init = await client.post(live.url, headers=ACCEPT, json={
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = await client.post(
+            live.url,
+            headers=ACCEPT,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         session = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         session_id = init.headers["mcp-session-id"]
 
@@ -67,7 +78,9 @@ async def one_round(live: LiveServer, n: int) -> None:
         await app.gate(key).cancelled.wait()
         key = f"json-{n}"
         async with anyio.create_task_group() as tg:
-            tg.start_soon(post, client, live.url, call(2, "forever", key=key), {**session, "Accept": "application/json"})
+            tg.start_soon(
+                post, client, live.url, call(2, "forever", key=key), {**session, "Accept": "application/json"}
+            )
             await app.gate(key).entered.wait()
             await client.post(live.url, headers=session, json=cancel(2))
         await app.gate(key).cancelled.wait()
@@ -89,20 +102,32 @@ async def one_round(live: LiveServer, n: int) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(post, client, live.url, call(4, "gated", key=key), session)
             await app.gate(key).entered.wait()
-            duplicate = await client.post(live.url, headers={**session, "Accept": "application/json"}, json=call(4, "add", a=1, b=1))
+            duplicate = await client.post(
+                live.url, headers={**session, "Accept": "application/json"}, json=call(4, "add", a=1, b=1)
+            )
             assert duplicate.json()["error"]["code"] == -32600
             app.gate(key).release.set()
 
         # 5. 2026-07-28: abandoned before the first event, and abandoned mid-stream
         key = f"modern-quiet-{n}"
         async with anyio.create_task_group() as tg:
-            tg.start_soon(post, client, live.url, call(5, "forever", MODERN_META, key=key), modern_headers("tools/call", "forever"))
+            tg.start_soon(
+                post,
+                client,
+                live.url,
+                call(5, "forever", MODERN_META, key=key),
+                modern_headers("tools/call", "forever"),
+            )
             await app.gate(key).entered.wait()
             tg.cancel_scope.cancel()
         await app.gate(key).cancelled.wait()
         key = f"modern-stream-{n}"
-        async with client.stream("POST", live.url, headers=modern_headers("tools/call", "forever"),
-                                 json=call(6, "forever", {**MODERN_META, "progressToken": "p"}, report=True, key=key)) as reply:
+        async with client.stream(
+            "POST",
+            live.url,
+            headers=modern_headers("tools/call", "forever"),
+            json=call(6, "forever", {**MODERN_META, "progressToken": "p"}, report=True, key=key),
+        ) as reply:
             assert (await first_data(reply.aiter_lines()))["method"] == "notifications/progress"
         await app.gate(key).cancelled.wait()
 

@@ -52,8 +52,15 @@ def test_the_keys_of_a_session_share_one_hash_tag(three: list[ServerURL], cluste
         session.notify(three[1], "notifications/initialized")
     slot = subprocess.run([REDIS_CLI or "redis-cli", "-p", str(cluster[0].port), "cluster", "keyslot",
                            f"mcp:{{{session.id}}}:state"], capture_output=True, text=True, check=True).stdout.strip()
-    found = [subprocess.run([REDIS_CLI or "redis-cli", "-p", str(node.port), "--scan", "--pattern", f"mcp:{{{session.id}}}:*"],
-                            capture_output=True, text=True, check=True).stdout.split() for node in cluster]
+    found = [
+        subprocess.run(
+            [REDIS_CLI or "redis-cli", "-p", str(node.port), "--scan", "--pattern", f"mcp:{{{session.id}}}:*"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for node in cluster
+    ]
     holders = [keys for keys in found if keys]
     assert len(holders) == 1 and f"mcp:{{{session.id}}}:state" in holders[0]  # all on one node
     assert slot.isdigit()

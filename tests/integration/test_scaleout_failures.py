@@ -70,10 +70,16 @@ def test_redis_stopping_gives_clear_errors_within_a_bound_and_service_recovers(r
         answer = fresh.open(p2)  # a new session cannot be recorded: a JSON-RPC error, not a hang
         assert answer["error"]["code"] == -32603 and "session store is unavailable" in answer["error"]["message"]
 
-        stateless = client.post(f"{p1}/mcp", headers={**HEAD, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-                                                      "Mcp-Name": "whoami"},
-                                json={"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                                      "params": {"name": "whoami", "arguments": {}, "_meta": META}})
+        stateless = client.post(
+            f"{p1}/mcp",
+            headers={**HEAD, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "whoami"},
+            json={
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}, "_meta": META},
+            },
+        )
         assert answer_of(stateless)["result"]["content"][0]["text"] == str(p1.process.pid)  # needs no shared state
 
         back = start_redis(redis.port)  # the same address; its data is gone (no persistence in the tests)

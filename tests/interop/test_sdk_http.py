@@ -60,7 +60,10 @@ async def test_streamable_http_with_the_sdk_client(demo_url: str) -> None:
 
 async def test_legacy_sse_with_the_sdk_client(demo_url: str) -> None:
     inbox = Inbox()
-    async with sse_client(f"{demo_url}/sse") as (read, write), ClientSession(read, write, message_handler=inbox) as session:
+    async with (
+        sse_client(f"{demo_url}/sse") as (read, write),
+        ClientSession(read, write, message_handler=inbox) as session,
+    ):
         await exercise(session, inbox)
 
 

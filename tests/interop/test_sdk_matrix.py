@@ -204,7 +204,10 @@ async def test_stock(transport: str, mode: str, files: Path, request: pytest.Fix
         quote = (await client.read_resource("stock://quote/NVDA")).contents[0]
         assert isinstance(quote, types.TextResourceContents) and json.loads(quote.text)["ticker"] == "NVDA"
 
-        assert {prompt.name for prompt in (await client.list_prompts()).prompts} == {"compare-valuation", "analyze-stock"}
+        assert {prompt.name for prompt in (await client.list_prompts()).prompts} == {
+            "compare-valuation",
+            "analyze-stock",
+        }
         compare = await client.get_prompt("compare-valuation", {"tickers": "AAPL, MSFT"})
         assert isinstance(compare.messages[0].content, types.TextContent)
         assert "compare_valuation" in compare.messages[0].content.text
@@ -214,7 +217,9 @@ async def test_stock(transport: str, mode: str, files: Path, request: pytest.Fix
         by_template = await client.complete(types.ResourceTemplateReference(uri="stock://quote/{ticker}"),
                                             {"name": "ticker", "value": "MS"})
         assert by_template.completion.values[:3] == ["MS", "MSFT", "MSCI"]
-        by_prompt = await client.complete(types.PromptReference(name="analyze-stock"), {"name": "ticker", "value": "MS"})
+        by_prompt = await client.complete(
+            types.PromptReference(name="analyze-stock"), {"name": "ticker", "value": "MS"}
+        )
         assert "MSFT" in by_prompt.completion.values
         listed_tickers = await client.complete(types.PromptReference(name="compare-valuation"),
                                                {"name": "tickers", "value": "AAPL, MS"})
@@ -233,7 +238,9 @@ async def test_weather(transport: str, mode: str, files: Path, request: pytest.F
         assert tool_names(await client.list_tools()) == {"get_weather", "get_forecast", "get_alerts", "search_location"}
         beijing = await client.call_tool("get_weather", {"city": "北京", "unit": "celsius"})
         assert beijing.is_error is False and beijing.structured_content["location"]["name"] == "Beijing"
-        forecast = await client.call_tool("get_forecast", {"city": "San Francisco, CA", "days": 5, "unit": "fahrenheit"})
+        forecast = await client.call_tool(
+            "get_forecast", {"city": "San Francisco, CA", "days": 5, "unit": "fahrenheit"}
+        )
         assert forecast.is_error is False and len(forecast.structured_content["daily"]) == 5
         alerts = await client.call_tool("get_alerts", {"location": "FL"})
         assert alerts.is_error is False and alerts.structured_content["alerts_available"] is True
@@ -298,7 +305,9 @@ async def test_filesystem(transport: str, mode: str, files: Path, request: pytes
         assert "inner" in text_of(await client.call_tool("read_multiple_files", {"paths": ["ok.txt", "sub/inner.txt"]}))
         assert text_of(await client.call_tool("write_file", {"path": "notes.md", "content": "# Notes\n- one\n"})) == \
             "Successfully wrote to notes.md"
-        edited = await client.call_tool("edit_file", {"path": "notes.md", "edits": [{"oldText": "- one", "newText": "- two"}]})
+        edited = await client.call_tool(
+            "edit_file", {"path": "notes.md", "edits": [{"oldText": "- one", "newText": "- two"}]}
+        )
         assert "+- two" in text_of(edited)
         text_of(await client.call_tool("create_directory", {"path": "docs"}))
         text_of(await client.call_tool("move_file", {"source": "notes.md", "destination": "docs/notes.md"}))

@@ -44,13 +44,20 @@ def stdio_mode(request: pytest.FixtureRequest) -> str:
 
 
 def demo_params(stdio_mode: str = "auto") -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "demo_server.py")], cwd=str(ROOT),
-                                 env={"MCP_KIT_STDIO_MODE": stdio_mode})
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[str(ROOT / "examples" / "demo_server.py")],
+        cwd=str(ROOT),
+        env={"MCP_KIT_STDIO_MODE": stdio_mode},
+    )
 
 
 async def test_sdk_client_uses_every_feature_over_stdio(stdio_mode: str) -> None:
     inbox = Inbox()
-    async with stdio_client(demo_params(stdio_mode)) as (read, write), ClientSession(read, write, message_handler=inbox) as session:
+    async with (
+        stdio_client(demo_params(stdio_mode)) as (read, write),
+        ClientSession(read, write, message_handler=inbox) as session,
+    ):
         init = await session.initialize()
         assert init.server_info.name == "demo"
         assert init.capabilities.tools is not None and init.capabilities.resources.subscribe is True
@@ -107,7 +114,9 @@ async def test_sdk_client_uses_every_feature_over_stdio(stdio_mode: str) -> None
             await session.get_prompt("summarise", {})
         assert no_args.value.error.code == -32602 and "name" in no_args.value.error.message
 
-        completion = await session.complete(types.ResourceTemplateReference(uri="note://{name}"), {"name": "name", "value": "t"})
+        completion = await session.complete(
+            types.ResourceTemplateReference(uri="note://{name}"), {"name": "name", "value": "t"}
+        )
         assert completion.completion.values == ["todo"]
 
         await session.set_logging_level("warning")

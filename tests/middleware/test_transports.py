@@ -63,9 +63,20 @@ async def test_legacy_sse_with_the_sdk_client(piped_url: str) -> None:
 def test_a_batch_passes_the_chain_item_by_item(piped_url: str) -> None:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     with httpx.Client(timeout=30) as http:
-        opened = http.post(f"{piped_url}/mcp", headers=headers, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "b", "version": "1"}}})
+        opened = http.post(
+            f"{piped_url}/mcp",
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-03-26",
+                    "capabilities": {},
+                    "clientInfo": {"name": "b", "version": "1"},
+                },
+            },
+        )
         session = {**headers, "Accept": "application/json", "Mcp-Session-Id": opened.headers["mcp-session-id"]}
         http.post(f"{piped_url}/mcp", headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         batch = [{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add",

@@ -46,33 +46,68 @@ class Target:
     focus: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
-SANDBOX_TESTS = ("tests/servers/filesystem/test_filesystem_sandbox.py", "tests/servers/filesystem/test_filesystem_near_misses.py",
-                 "tests/servers/filesystem/test_filesystem_race_attacks.py", "tests/servers/filesystem/test_filesystem_platforms.py")
+SANDBOX_TESTS = (
+    "tests/servers/filesystem/test_filesystem_sandbox.py",
+    "tests/servers/filesystem/test_filesystem_near_misses.py",
+    "tests/servers/filesystem/test_filesystem_race_attacks.py",
+    "tests/servers/filesystem/test_filesystem_platforms.py",
+)
 
 TARGETS = {
-    "jsonrpc": Target(("mcp_kit/_protocol/jsonrpc.py",), ("tests/protocol/test_jsonrpc.py", "tests/protocol/test_dispatcher.py")),
+    "jsonrpc": Target(
+        ("mcp_kit/_protocol/jsonrpc.py",), ("tests/protocol/test_jsonrpc.py", "tests/protocol/test_dispatcher.py")
+    ),
     # Focused on what decides that every request is answered exactly once, and cancellation: starting and
     # tracking a request, running it, cancelling it, batches. Left out: outbound requests, closing.
     "dispatcher": Target(
         ("mcp_kit/_protocol/dispatcher.py",),
-        ("tests/protocol/test_dispatcher_cancellation.py", "tests/protocol/test_dispatcher.py", "tests/protocol/test_dispatcher_cancel_race.py"),
-        focus={"mcp_kit/_protocol/dispatcher.py": frozenset({
-            "feed", "_track", "_start", "_run", "_finished", "_answer", "_send_quietly", "_substitute", "_notification",
-            "_batch", "_run_batch", "_answer_batch", "cancel", "was_cancelled", "stop", "wait_idle"})}),
+        (
+            "tests/protocol/test_dispatcher_cancellation.py",
+            "tests/protocol/test_dispatcher.py",
+            "tests/protocol/test_dispatcher_cancel_race.py",
+        ),
+        focus={
+            "mcp_kit/_protocol/dispatcher.py": frozenset(
+                {
+                    "feed",
+                    "_track",
+                    "_start",
+                    "_run",
+                    "_finished",
+                    "_answer",
+                    "_send_quietly",
+                    "_substitute",
+                    "_notification",
+                    "_batch",
+                    "_run_batch",
+                    "_answer_batch",
+                    "cancel",
+                    "was_cancelled",
+                    "stop",
+                    "wait_idle",
+                }
+            )
+        },
+    ),
     "http_security": Target(("mcp_kit/_transports/http_security.py",), ("tests/transports/test_http_security.py",)),
     # The containment decision: which allowed directory a path is under (anchors), the walk that
     # never leaves it (resolver), the descriptor calls that never follow a link (native/posix), and
     # the policy in front of them (sandbox). Focused on the functions that decide containment.
     "sandbox": Target(
-        ("servers/filesystem/anchors.py", "servers/filesystem/resolver.py", "servers/filesystem/native/posix.py",
-         "servers/filesystem/sandbox.py"),
+        (
+            "servers/filesystem/anchors.py",
+            "servers/filesystem/resolver.py",
+            "servers/filesystem/native/posix.py",
+            "servers/filesystem/sandbox.py",
+        ),
         SANDBOX_TESTS,
         focus={
             "servers/filesystem/anchors.py": frozenset({"split_components", "parts_of", "anchor_of"}),
             "servers/filesystem/resolver.py": frozenset({"locate", "hop"}),
             "servers/filesystem/native/posix.py": frozenset({"open_directory", "_is_link", "open_file"}),
             "servers/filesystem/sandbox.py": frozenset(),
-        }),
+        },
+    ),
 }
 
 
@@ -189,8 +224,10 @@ def summarise(session: Path, env: dict[str, str], tree: Path) -> tuple[dict[str,
         if outcome == "survived":
             mutation = item["mutations"][0]
             line_no, column = mutation["start_pos"]
-            survivors.append(f"  survived: {mutation['module_path']}:{line_no}:{column} in {mutation['definition_name']}"
-                             f" ({mutation['operator_name']}, occurrence {mutation['occurrence']})")
+            survivors.append(
+                f"  survived: {mutation['module_path']}:{line_no}:{column} in {mutation['definition_name']}"
+                f" ({mutation['operator_name']}, occurrence {mutation['occurrence']})"
+            )
             diff = [row for row in (result.get("diff") or "").splitlines() if row.startswith(("+", "-"))
                     and not row.startswith(("+++", "---"))]
             survivors += [f"      {row}" for row in diff]
@@ -201,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Mutation testing of the critical modules (cosmic-ray).")
     parser.add_argument("--every-function", action="store_true",
                         help="mutate every function of a focused target's modules, not only its focus")
-    parser.add_argument("targets", nargs="*", metavar="TARGET", help=f"one or more of: {', '.join(TARGETS)} (default: all)")
+    parser.add_argument(
+        "targets", nargs="*", metavar="TARGET", help=f"one or more of: {', '.join(TARGETS)} (default: all)"
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in args.targets if name not in TARGETS]
     if unknown:

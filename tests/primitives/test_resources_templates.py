@@ -36,7 +36,9 @@ async def test_template_variables_are_validated_like_tool_arguments(uri: str) ->
         with pytest.raises(MCPError) as caught:
             await client.read_resource(uri)
         value = uri.removeprefix("fault://item/")
-        tool = await client.call_tool("lookup", {"code": value.replace("%2E", ".").replace("%2F", "/").replace("%5C", "\\")})
+        tool = await client.call_tool(
+            "lookup", {"code": value.replace("%2E", ".").replace("%2F", "/").replace("%5C", "\\")}
+        )
     error = caught.value
     assert error.code == -32602
     assert "'code'" in error.message and "fault://item/{code}" in error.message

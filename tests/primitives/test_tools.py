@@ -88,7 +88,12 @@ def build_app() -> MCPServer:
 
     @app.tool
     def as_mixed() -> list:
-        return ["intro", Image(b"gif-ish", "image/gif"), TextContent(type="text", text="outro"), Audio(b"RIFF", "audio/wav")]
+        return [
+            "intro",
+            Image(b"gif-ish", "image/gif"),
+            TextContent(type="text", text="outro"),
+            Audio(b"RIFF", "audio/wav"),
+        ]
 
     @app.tool
     def as_link() -> ResourceLink:
@@ -226,7 +231,10 @@ async def test_model_return_gives_structured_content_and_json_text() -> None:
 
 async def test_str_dict_and_none_returns() -> None:
     async with connect(build_app()) as client:
-        assert await client.call_tool("as_str") == {"content": [{"type": "text", "text": "plain text"}], "isError": False}
+        assert await client.call_tool("as_str") == {
+            "content": [{"type": "text", "text": "plain text"}],
+            "isError": False,
+        }
         as_dict = await client.call_tool("as_dict", {"n": 3})
         assert as_dict["structuredContent"] == {"n": 3, "squares": [9]}
         assert '"squares"' in as_dict["content"][0]["text"]
@@ -322,10 +330,14 @@ async def test_unknown_tool_lists_the_tools_that_exist() -> None:
             await client.call_tool("forcast")
         assert error.value.code == -32602
         assert "forcast" in error.value.message
-        assert "forecast" in error.value.message and "as_str" in error.value.message and "crashes" in error.value.message
+        assert (
+            "forecast" in error.value.message and "as_str" in error.value.message and "crashes" in error.value.message
+        )
 
 
-@pytest.mark.parametrize("params", [{}, {"name": 5}, {"name": "as_str", "arguments": [1]}, {"name": "as_str", "arguments": "x"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"name": 5}, {"name": "as_str", "arguments": [1]}, {"name": "as_str", "arguments": "x"}]
+)
 async def test_malformed_tools_call_is_invalid_params(params: dict[str, Any]) -> None:
     async with connect(build_app()) as client:
         with pytest.raises(MCPError) as error:

@@ -30,8 +30,15 @@ def test_the_sdist_carries_the_license_and_what_its_tests_need(tmp_path: Path) -
     assert "License-Expression: MIT" in pkg_info and "License-File: LICENSE" in pkg_info
     assert "Copyright (c) 2026 the mcp_kit developers" in (ROOT / "LICENSE").read_text()
     assert {"LICENSE", "README.md", "claude_desktop_config.example.json", "examples/demo_server.py"} <= names
-    assert {"tests/fixtures/stock", "tests/fixtures/weather", "tests/servers/stock", "tests/servers/weather", "tests/servers/filesystem",
-            "tests/ts_sdk", "bench/harness"} <= {name.rsplit("/", 1)[0] for name in names}
+    assert {
+        "tests/fixtures/stock",
+        "tests/fixtures/weather",
+        "tests/servers/stock",
+        "tests/servers/weather",
+        "tests/servers/filesystem",
+        "tests/ts_sdk",
+        "bench/harness",
+    } <= {name.rsplit("/", 1)[0] for name in names}
     missing = sorted(tracked("tests", "examples", "demo", "bench", "bin", "conformance") - names)
     assert missing == []  # every file the tests may open is shipped
     assert not [name for name in names if "node_modules" in name or "__pycache__" in name or ".venv" in name]

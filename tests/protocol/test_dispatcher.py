@@ -56,7 +56,9 @@ class Recorder:
                 await self._changed.wait()
 
     async def answer(self, request_id: Any, timeout: float = 5) -> dict[str, Any]:
-        return await self.wait_for(lambda f: isinstance(f, dict) and "method" not in f and f.get("id") == request_id, timeout)
+        return await self.wait_for(
+            lambda f: isinstance(f, dict) and "method" not in f and f.get("id") == request_id, timeout
+        )
 
 
 class FakeHandler:
@@ -231,7 +233,9 @@ async def test_cancelled_request_is_never_answered_and_dispatcher_continues() ->
 
 async def test_cancelling_an_unknown_request_is_harmless() -> None:
     async with fake_dispatcher() as (dispatcher, out, _):
-        await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}')
+        await dispatcher.feed_frame(
+            b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}'
+        )
         await dispatcher.feed_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled"}')
         await dispatcher.feed_frame(frame(3, "ping"))
         await out.answer(3)
@@ -288,7 +292,9 @@ async def test_outbound_request_error_and_timeout() -> None:
     async with fake_dispatcher() as (dispatcher, out, _):
         async def refuse() -> None:
             sent = await out.wait_for(lambda f: f.get("method") == "x/refused")
-            await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -1, "message": "no"}}))
+            await dispatcher.feed_frame(
+                json.dumps({"jsonrpc": "2.0", "id": sent["id"], "error": {"code": -1, "message": "no"}})
+            )
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(refuse)
@@ -451,7 +457,9 @@ async def test_no_progress_without_a_token() -> None:
 
 
 def is_progress(token: str) -> Callable[[Any], bool]:
-    return lambda f: isinstance(f, dict) and f.get("method") == "notifications/progress" and f["params"]["progressToken"] == token
+    return lambda f: (
+        isinstance(f, dict) and f.get("method") == "notifications/progress" and f["params"]["progressToken"] == token
+    )
 
 
 async def test_cancelled_tool_call_is_never_answered_and_the_session_continues() -> None:

@@ -134,7 +134,9 @@ def request(request_id: Any, method: str) -> bytes:
 
 
 def cancelled(request_id: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+    ).encode()
 
 
 async def test_a_handler_sees_its_request_cancelled_only_once_the_peer_cancels_it() -> None:
@@ -197,7 +199,9 @@ async def test_a_duplicate_id_inside_a_batch_does_not_stop_the_rest_of_the_batch
     async with running() as (dispatcher, wire, handler):
         await dispatcher.feed_frame(request(1, "wait"))
         await handler.started_event(1)
-        await dispatcher.feed_frame(b"[" + request(1, "ping") + b"," + request(2, "ping") + b"," + request(3, "ping") + b"]")
+        await dispatcher.feed_frame(
+            b"[" + request(1, "ping") + b"," + request(2, "ping") + b"," + request(3, "ping") + b"]"
+        )
         batch = await wire.wait_for(lambda f: isinstance(f, list))
         assert [answer["id"] for answer in batch] == [2, 3]
         duplicate = await wire.wait_for(lambda f: isinstance(f, dict) and "error" in f)
@@ -218,7 +222,9 @@ async def test_concurrent_outbound_requests_get_distinct_ids_and_their_own_answe
                     for m in ("x/one", "x/two", "x/three")]
             assert len({frame["id"] for frame in sent}) == 3
             for frame in reversed(sent):  # answered in the opposite order
-                await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": frame["method"]}))
+                await dispatcher.feed_frame(
+                    json.dumps({"jsonrpc": "2.0", "id": frame["id"], "result": frame["method"]})
+                )
         assert results == {"x/one": "x/one", "x/two": "x/two", "x/three": "x/three"}
 
 

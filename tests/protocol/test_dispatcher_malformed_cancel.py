@@ -74,9 +74,20 @@ def was_cancelled(peer: StdioPeer, key: str, within: float) -> str:
 @pytest.mark.anyio
 async def test_cancel_with_an_unhashable_request_id_over_http_is_accepted_not_500() -> None:
     async with serve(build()) as live, httpx.AsyncClient(timeout=10) as client:
-        init = await client.post(live.url, headers=ACCEPT, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        init = await client.post(
+            live.url,
+            headers=ACCEPT,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        )
         headers = {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         for not_an_id in NOT_IDS:
             reply = await client.post(live.url, headers=headers, json=cancel(not_an_id))

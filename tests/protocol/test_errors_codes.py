@@ -22,8 +22,17 @@ CALL_ADD = {"name": "add", "arguments": {"a": 1, "b": 2}}
 
 
 def initialize(version: str = "2025-11-25", **params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}, **params}}
+    return {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+            **params,
+        },
+    }
 
 
 @pytest.fixture
@@ -46,7 +55,9 @@ def error_of(peer: StdioPeer, message: dict[str, Any]) -> dict[str, Any]:
 def test_meta_that_is_not_an_object_is_invalid_params(peer: StdioPeer, meta: Any) -> None:
     peer.initialize()
     for index, method in enumerate(["tools/call", "ping", "resources/read", "tools/list"]):
-        params: dict[str, Any] = {"tools/call": dict(CALL_ADD), "resources/read": {"uri": "fault://unencodable"}}.get(method, {})
+        params: dict[str, Any] = {"tools/call": dict(CALL_ADD), "resources/read": {"uri": "fault://unencodable"}}.get(
+            method, {}
+        )
         error = error_of(peer, {"jsonrpc": "2.0", "id": index, "method": method, "params": {**params, "_meta": meta}})
         assert error["code"] == -32602 and "_meta" in error["message"], error
     assert peer.alive()

@@ -85,7 +85,9 @@ def test_method_that_is_not_a_string_is_invalid_request() -> None:
 
 @pytest.mark.parametrize("params", [[1, 2], "x", 5, True])
 def test_params_that_are_not_an_object_are_invalid_request(params: object) -> None:
-    error = error_of(decode_message(json.dumps({"jsonrpc": "2.0", "id": "p", "method": "tools/list", "params": params})))
+    error = error_of(
+        decode_message(json.dumps({"jsonrpc": "2.0", "id": "p", "method": "tools/list", "params": params}))
+    )
     assert error.code == INVALID_REQUEST and error.id == "p"
     assert "params" in error.message
 

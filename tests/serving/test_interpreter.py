@@ -50,7 +50,9 @@ def test_importing_mcp_kit_raises_a_module_not_found_error_that_says_it(bare_pyt
     assert done.returncode == 1
     assert "ModuleNotFoundError: mcp_kit cannot start: " in done.stderr
     assert advice("-c 'import mcp_kit'") in done.stderr
-    caught = start(bare_python, "-c", "try:\n import mcp_kit\nexcept ImportError as e:\n print(type(e).__name__, e.name)")
+    caught = start(
+        bare_python, "-c", "try:\n import mcp_kit\nexcept ImportError as e:\n print(type(e).__name__, e.name)"
+    )
     assert caught.returncode == 0 and caught.stdout.split()[0] == "ModuleNotFoundError"  # still catchable as such
 
 

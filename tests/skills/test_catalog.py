@@ -293,7 +293,9 @@ def test_every_invalid_skill_is_reported_at_once(tmp_path: Path) -> None:
     assert "no-description" in message and "'description' is required" in message
 
 
-def test_lenient_mode_leaves_invalid_skills_out_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_lenient_mode_leaves_invalid_skills_out_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     write_skill(tmp_path, "good")
     write_skill(tmp_path, "bad", name="other")
     catalog = SkillCatalog()

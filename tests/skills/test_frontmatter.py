@@ -130,8 +130,10 @@ TRICKY_DOCUMENTS = [
 @pytest.mark.parametrize("document", TRICKY_DOCUMENTS)
 def test_we_read_frontmatter_as_a_yaml_1_2_client_does(document: str) -> None:
     """The conformance suite and hosts parse with a YAML 1.2 library; our JSON must equal theirs."""
-    script = ("const YAML = require(process.argv[1]); let s = '';"
-              "process.stdin.on('data', d => s += d).on('end', () => process.stdout.write(JSON.stringify(YAML.parse(s))));")
+    script = (
+        "const YAML = require(process.argv[1]); let s = '';"
+        "process.stdin.on('data', d => s += d).on('end', () => process.stdout.write(JSON.stringify(YAML.parse(s))));"
+    )
     node = subprocess.run([str(NODE), "-e", script, str(NODE_YAML)], input=document, capture_output=True,
                           text=True, timeout=60, check=True)
     assert parse_frontmatter(document) == json.loads(node.stdout)

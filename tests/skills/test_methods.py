@@ -115,7 +115,9 @@ async def test_adding_skills_while_connected_announces_a_resource_list_change(tm
     async with connect(server) as client:
         server.add_skills(tmp_path)
         await client.wait_notification("notifications/resources/list_changed")
-        assert [s["uri"] for s in (await client.request("skills/list", {}))["skills"]] == ["skill://late-skill/SKILL.md"]
+        assert [s["uri"] for s in (await client.request("skills/list", {}))["skills"]] == [
+            "skill://late-skill/SKILL.md"
+        ]
 
 
 @pytest.mark.parametrize(("build", "skill", "partner"), [

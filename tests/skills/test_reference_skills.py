@@ -97,7 +97,9 @@ def test_every_relative_link_of_a_skill_resolves_to_one_of_its_files(package: st
         for skill_file in skill.files:
             base = skill_file.uri.rsplit("/", 1)[0]
             for target in LINK.findall(skill_file.data.decode("utf-8")):
-                assert f"{base}/{target}" in served, f"{skill_file.uri} links to {target}, which is not a file of the skill"
+                assert f"{base}/{target}" in served, (
+                    f"{skill_file.uri} links to {target}, which is not a file of the skill"
+                )
 
 
 @pytest.mark.anyio

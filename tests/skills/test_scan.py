@@ -54,7 +54,9 @@ def test_only_regular_files_are_read_and_nothing_is_followed(tmp_path: Path, wal
     ({"big.txt": b"x" * 101}, "a file may hold at most 100 bytes"),
     ({"one.txt": b"x" * 80, "two.txt": b"y" * 80}, "all skills together may hold at most 150 bytes"),
 ])
-def test_every_limit_stops_the_scan_naming_it(tmp_path: Path, walk: str, layout: dict[str, bytes], message: str) -> None:
+def test_every_limit_stops_the_scan_naming_it(
+    tmp_path: Path, walk: str, layout: dict[str, bytes], message: str
+) -> None:
     root = tmp_path / "skills"
     root.mkdir()
     for name, data in layout.items():

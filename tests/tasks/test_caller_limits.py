@@ -167,7 +167,12 @@ async def test_the_route_records_the_caller_of_a_task() -> None:
 
     app = build(limit=5)
     async with app.running():
-        alice = Context(_Scope(), 1, {}, SimpleNamespace(identity=("as", "sub", "alice"), subject="alice", client_id="app", issuer="as"))  # type: ignore[arg-type]
+        alice = Context(
+            _Scope(),
+            1,
+            {},
+            SimpleNamespace(identity=("as", "sub", "alice"), subject="alice", client_id="app", issuer="as"),
+        )  # type: ignore[arg-type]
         created = await ROUTES["tools/call"](app, {"name": "quick", "arguments": {}}, alice)
         record = await app.task_store.get(created["taskId"])
         assert record is not None and record.caller == 'principal:["as","sub","alice"]'

@@ -367,7 +367,11 @@ async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
     app, _ = build()
 
     def as_caller(subject: str | None) -> Context:
-        principal = None if subject is None else SimpleNamespace(identity=("as", "sub", subject), subject=subject, client_id="app")
+        principal = (
+            None
+            if subject is None
+            else SimpleNamespace(identity=("as", "sub", subject), subject=subject, client_id="app")
+        )
         return Context(_Scope(), 1, {}, principal)  # type: ignore[arg-type]
 
     async with app.running():

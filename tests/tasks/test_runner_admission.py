@@ -78,7 +78,9 @@ async def test_a_handshake_era_call_past_the_running_limit_is_queued_too() -> No
         await client.request("tools/call", {"name": "job", "arguments": {"label": "a"}, "task": {}})
         await started["a"].wait()
         with anyio.fail_after(5):
-            queued = (await client.request("tools/call", {"name": "job", "arguments": {"label": "b"}, "task": {}}))["task"]
+            queued = (await client.request("tools/call", {"name": "job", "arguments": {"label": "b"}, "task": {}}))[
+                "task"
+            ]
         assert queued["status"] == "working" and "Waiting to start" in queued["statusMessage"]
         release["a"].set()
         release["b"].set()
@@ -93,10 +95,17 @@ async def test_a_task_param_on_a_tool_without_task_support_is_refused_in_2025_11
         with pytest.raises(MCPError) as refused:
             await client.request("tools/call", {"name": "plain", "arguments": {"x": 1}, "task": {"ttl": 60_000}})
         assert refused.value.code == -32601
-        assert "'plain' does not support tasks" in refused.value.message and "without the 'task' param" in refused.value.message
-        assert (await client.request("tools/call", {"name": "plain", "arguments": {"x": 1}}))["content"][0]["text"] == "2"
+        assert (
+            "'plain' does not support tasks" in refused.value.message
+            and "without the 'task' param" in refused.value.message
+        )
+        assert (await client.request("tools/call", {"name": "plain", "arguments": {"x": 1}}))["content"][0][
+            "text"
+        ] == "2"
         # 2026-07-28 ignores a leftover 2025-11-25 task param (SEP-2663)
         plain = await modern(client, "tools/call", {"name": "plain", "arguments": {"x": 1}, "task": {"ttl": 60_000}})
         assert plain["content"][0]["text"] == "2" and "taskId" not in plain
     async with connect(app, protocol_version="2025-06-18") as older:  # no tasks in that version: nothing to refuse
-        assert (await older.request("tools/call", {"name": "plain", "arguments": {"x": 1}, "task": {}}))["isError"] is False
+        assert (await older.request("tools/call", {"name": "plain", "arguments": {"x": 1}, "task": {}}))[
+            "isError"
+        ] is False

@@ -38,7 +38,12 @@ async def open_session(client: httpx.AsyncClient, url: str, version: str = "2025
 
 
 def call(request_id: Any, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 def messages_of(reply: httpx.Response) -> list[dict[str, Any]]:
@@ -95,8 +100,13 @@ async def test_duplicate_in_flight_id_is_refused_and_the_first_post_keeps_its_an
                 for accept in (SSE, "application/json"):
                     second = await client.post(live.url, headers={**headers, "Accept": accept},
                                                json=call(42, "add", a=1, b=2))
-                    assert [m for m in messages_of(second) if m.get("id") == 42] == [{
-                        "jsonrpc": "2.0", "id": 42, "error": {"code": -32600, "message": "Invalid Request: id 42 is already in use"}}]
+                    assert [m for m in messages_of(second) if m.get("id") == 42] == [
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 42,
+                            "error": {"code": -32600, "message": "Invalid Request: id 42 is already in use"},
+                        }
+                    ]
                 release.set()
         answers = [m for m in messages_of(first[0]) if m.get("id") == 42]
         assert answers == [{"jsonrpc": "2.0", "id": 42, "result": {
@@ -113,11 +123,18 @@ async def test_duplicate_ids_inside_a_batch_are_each_answered_once() -> None:
         reply = await client.post(live.url, headers=headers, json=[call(9, "add", a=1, b=1), call(9, "add", a=2, b=2),
                                                                     call(10, "add", a=3, b=3)])
         answers = messages_of(reply)
-        assert sorted(json.dumps(a, sort_keys=True) for a in answers) == sorted(json.dumps(a, sort_keys=True) for a in [
-            {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "2"}], "isError": False}},
-            {"jsonrpc": "2.0", "id": 9, "error": {"code": -32600, "message": "Invalid Request: id 9 is already in use"}},
-            {"jsonrpc": "2.0", "id": 10, "result": {"content": [{"type": "text", "text": "6"}], "isError": False}},
-        ])
+        assert sorted(json.dumps(a, sort_keys=True) for a in answers) == sorted(
+            json.dumps(a, sort_keys=True)
+            for a in [
+                {"jsonrpc": "2.0", "id": 9, "result": {"content": [{"type": "text", "text": "2"}], "isError": False}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 9,
+                    "error": {"code": -32600, "message": "Invalid Request: id 9 is already in use"},
+                },
+                {"jsonrpc": "2.0", "id": 10, "result": {"content": [{"type": "text", "text": "6"}], "isError": False}},
+            ]
+        )
 
 
 async def test_2026_client_that_disconnects_before_the_first_event_cancels_the_work() -> None:
@@ -161,9 +178,20 @@ async def test_2026_requests_in_flight_count_against_max_sessions() -> None:
                 full = await client.post(live.url, headers=headers, json=gated(2, "c"))
                 assert full.status_code == 503 and full.headers["retry-after"] == "5"
                 assert "too many sessions" in full.json()["error"]["message"]
-                refused_init = await client.post(live.url, headers=ACCEPT, json={
-                    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+                refused_init = await client.post(
+                    live.url,
+                    headers=ACCEPT,
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "clientInfo": {"name": "t", "version": "1"},
+                        },
+                    },
+                )
                 assert refused_init.status_code == 503
                 for key in ("a", "b"):
                     app.gate(key).release.set()

@@ -21,7 +21,8 @@ import pytest
 from tests.helpers.fault_server import build
 from tests.helpers.live_http import ACCEPT, LiveServer, open_fds, serve, server_process, until
 
-INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')
 
 
 @pytest.fixture
@@ -101,8 +102,9 @@ async def test_a_trickling_body_gets_408_however_steadily_it_trickles(live: Live
 
 @pytest.mark.anyio
 async def test_a_body_that_arrives_in_time_is_served(live: LiveServer) -> None:
-    reply = await exchange(live, post_head(live, length=len(INIT)).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"),
-                           INIT)
+    reply = await exchange(
+        live, post_head(live, length=len(INIT)).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"), INIT
+    )
     assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
 
 

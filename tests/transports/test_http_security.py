@@ -41,16 +41,36 @@ ALLOWED_ORIGINS = [
     f"http://[::1]:{PORT}", "https://[::1]", f"HTTP://LOCALHOST:{PORT}", "http://localhost/",
 ]
 REFUSED_ORIGINS = [
-    "http://localhost.evil.example", f"http://localhost.evil.example:{PORT}",  # prefix of an allowed origin
-    "http://evil-localhost", "http://evil.localhost",  # suffix
-    f"http://127.0.0.1.nip.io:{PORT}", "https://127.0.0.1.evil.example",
-    "http://localhost@evil.example", f"http://localhost:{PORT}@evil.example", "http://evil.example@localhost",
-    "http://[::1].evil.example", "http://[::1]@evil.example", "http://[::2]",
-    "http://localhost.", f"http://127.0.0.1.:{PORT}",  # trailing dots
-    "ws://localhost", "file://localhost", "ftp://127.0.0.1", "chrome-extension://localhost", "localhost",
-    "//localhost", "http://", "http:///localhost",  # other schemes, no scheme, no host
-    "http://localhost:abc", "http://localhost:99999", "http://localhost/evil", "http://localhost?x", "http://localhost#x",
-    "null", "", "http://evil.example",
+    "http://localhost.evil.example",
+    f"http://localhost.evil.example:{PORT}",  # prefix of an allowed origin
+    "http://evil-localhost",
+    "http://evil.localhost",  # suffix
+    f"http://127.0.0.1.nip.io:{PORT}",
+    "https://127.0.0.1.evil.example",
+    "http://localhost@evil.example",
+    f"http://localhost:{PORT}@evil.example",
+    "http://evil.example@localhost",
+    "http://[::1].evil.example",
+    "http://[::1]@evil.example",
+    "http://[::2]",
+    "http://localhost.",
+    f"http://127.0.0.1.:{PORT}",  # trailing dots
+    "ws://localhost",
+    "file://localhost",
+    "ftp://127.0.0.1",
+    "chrome-extension://localhost",
+    "localhost",
+    "//localhost",
+    "http://",
+    "http:///localhost",  # other schemes, no scheme, no host
+    "http://localhost:abc",
+    "http://localhost:99999",
+    "http://localhost/evil",
+    "http://localhost?x",
+    "http://localhost#x",
+    "null",
+    "",
+    "http://evil.example",
 ]
 
 
@@ -161,7 +181,9 @@ async def guard(policy: SecurityPolicy, headers: dict[str, str], *, path: str = 
                 chunks: tuple[bytes, ...] = (b"",)) -> Recorded:
     """Run one request through SecurityMiddleware in front of an app that reads the whole body and answers 200."""
     recorded = Recorded()
-    pending = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)]
+    pending = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1} for i, chunk in enumerate(chunks)
+    ]
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         recorded.reached.append(scope)
@@ -205,7 +227,11 @@ async def test_refusals_are_json_rpc_errors_with_their_status_and_length() -> No
 
 @pytest.mark.anyio
 async def test_the_checks_run_in_order_host_origin_token() -> None:
-    assert (await guard(GUARDED, {"Host": "evil.example", "Origin": "null"})).error["message"].startswith("Forbidden: Host")
+    assert (
+        (await guard(GUARDED, {"Host": "evil.example", "Origin": "null"}))
+        .error["message"]
+        .startswith("Forbidden: Host")
+    )
     assert (await guard(GUARDED, {**LOCAL, "Origin": "null"})).error["message"].startswith("Forbidden: Origin")
     assert (await guard(GUARDED, {**LOCAL, "Content-Length": "99"})).status == 401
 
@@ -264,7 +290,9 @@ def port() -> Iterator[int]:
         yield int(base.rsplit(":", 1)[1])
 
 
-def raw_request(port: int, method: str, path: str, headers: list[tuple[str, str]], body: bytes = b"") -> tuple[int, bytes]:
+def raw_request(
+    port: int, method: str, path: str, headers: list[tuple[str, str]], body: bytes = b""
+) -> tuple[int, bytes]:
     """Send a request byte for byte (Host only when given); its status and response (headers only for a stream)."""
     head = [f"{method} {path} HTTP/1.1", *(f"{name}: {value}" for name, value in headers),
             f"Content-Length: {len(body)}", "Connection: close", "", ""]
@@ -281,10 +309,19 @@ def raw_request(port: int, method: str, path: str, headers: list[tuple[str, str]
 
 def discover(port: int, headers: list[tuple[str, str]]) -> tuple[int, bytes]:
     """A stateless 2026-07-28 `server/discover` on /mcp: 200 when the guard lets it through."""
-    return raw_request(port, "POST", "/mcp", [*headers, ("Content-Type", "application/json"),
-                                              ("Accept", "application/json, text/event-stream"),
-                                              ("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "server/discover")],
-                       DISCOVER)
+    return raw_request(
+        port,
+        "POST",
+        "/mcp",
+        [
+            *headers,
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "server/discover"),
+        ],
+        DISCOVER,
+    )
 
 
 @pytest.mark.parametrize("host", ALLOWED_HOSTS)

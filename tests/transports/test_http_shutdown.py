@@ -24,9 +24,21 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 def test_sigterm_with_a_call_in_flight_exits_after_the_grace() -> None:
     with http_server(["-m", "tests.helpers.fault_server", "--shutdown-grace", "1"]) as base:
         url = f"{base}/mcp"
-        opened = httpx.post(url, headers=HEADERS, timeout=30, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        opened = httpx.post(
+            url,
+            headers=HEADERS,
+            timeout=30,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+        )
         session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         httpx.post(url, headers=session, timeout=30, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         running = threading.Event()
@@ -54,4 +66,6 @@ def test_sigterm_with_a_call_in_flight_exits_after_the_grace() -> None:
         except subprocess.TimeoutExpired:
             pytest.fail("the server was still running 30 s after SIGTERM with a 1 s grace")
         caller.join(30)
-        assert code in (0, -signal.SIGTERM) and ended  # uvicorn re-raises the signal it stopped on; the call ended with the connection
+        assert (
+            code in (0, -signal.SIGTERM) and ended
+        )  # uvicorn re-raises the signal it stopped on; the call ended with the connection

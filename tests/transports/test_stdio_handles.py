@@ -35,13 +35,35 @@ def run(argv: list[str], mode: str, **streams: Any) -> subprocess.CompletedProce
 def session_lines() -> bytes:
     """A handshake-era session and a 2026-07-28 stateless request, one JSON message a line."""
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "file", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": "echo", "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
-        {"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 0.3}}},
-        {"jsonrpc": "2.0", "id": "modern", "method": "tools/call",
-         "params": {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": STATELESS_META}},
+        {
+            "jsonrpc": "2.0",
+            "id": "echo",
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": "slow",
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 0.3}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": "modern",
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": STATELESS_META},
+        },
     ]
     return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
 

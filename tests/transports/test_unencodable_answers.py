@@ -65,8 +65,17 @@ def test_unencodable_answer_inside_a_batch_is_replaced_alone() -> None:
     try:
         peer.send(peer_init("2025-03-26"))
         assert peer.answer("init")["result"]["protocolVersion"] == "2025-03-26"
-        peer.send([{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL},
-                   {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1}}}])
+        peer.send(
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 1}},
+                },
+            ]
+        )
         assert_tool_error_names_the_cause(peer.answer(1)["result"])
         assert peer.answer(2)["result"]["content"][0]["text"] == "2"
         assert peer.alive()
@@ -158,7 +167,9 @@ async def test_unencodable_results_are_answered_over_legacy_sse(live: Any) -> No
 
         for request_id, method, params in [(1, "initialize", peer_init("2024-11-05")["params"]),
                                            (2, "tools/call", CALL), (3, "resources/read", READ), (4, "ping", {})]:
-            posted = await client.post(post_url, json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            posted = await client.post(
+                post_url, json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            )
             assert posted.status_code == 202
             answer = await answer_to(request_id)
             if request_id == 2:

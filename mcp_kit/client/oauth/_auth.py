@@ -53,5 +53,7 @@ def _asks_for_authorization(response: httpx.Response) -> bool:
     if response.status_code == 401:
         return True
     if response.status_code == 403:
-        return (parse_bearer_challenge(response.headers.get("www-authenticate")) or {}).get("error") == "insufficient_scope"
+        return (parse_bearer_challenge(response.headers.get("www-authenticate")) or {}).get(
+            "error"
+        ) == "insufficient_scope"
     return False

@@ -349,8 +349,10 @@ class OAuthFlow:
         if response.status_code != 200 or not isinstance(answer, dict) or not answer.get("access_token"):
             error = answer.get("error") if isinstance(answer, dict) else None
             description = answer.get("error_description") if isinstance(answer, dict) else None
-            raise OAuthError(f"the token endpoint answered HTTP {response.status_code}"
-                             f"{': ' + str(error) if error else ''}{' (' + str(description) + ')' if description else ''}")
+            raise OAuthError(
+                f"the token endpoint answered HTTP {response.status_code}"
+                f"{': ' + str(error) if error else ''}{' (' + str(description) + ')' if description else ''}"
+            )
         token_type = str(answer.get("token_type", "Bearer"))
         if token_type.lower() != "bearer":
             raise OAuthError(f"the authorization server issued a {token_type} token; this client sends Bearer tokens")

@@ -47,7 +47,9 @@ class OpenAIResponsesFormat:
                         parallel_tool_calls: bool | None) -> dict[str, Any]:
         options: dict[str, Any] = {"tools": tools} if tools else {}
         if isinstance(choice, ToolChoice):
-            options["tool_choice"] = {"type": "function", "name": choice.name} if choice.mode == "named" else choice.mode
+            options["tool_choice"] = (
+                {"type": "function", "name": choice.name} if choice.mode == "named" else choice.mode
+            )
         elif choice is not None:
             options["tool_choice"] = choice
         if parallel_tool_calls is not None:

@@ -37,7 +37,8 @@ def request_problem(path: str) -> str | None:
     """Why a requested Windows path is refused before anything is opened, or None."""
     text = _backslashed(path)
     if text.startswith(DEVICE_PREFIXES):
-        return "device and namespace paths (\\\\?\\..., \\\\.\\...) are not accepted; give a plain path such as C:\\dir\\file"
+        return ("device and namespace paths (\\\\?\\..., \\\\.\\...) are not accepted; "
+                "give a plain path such as C:\\dir\\file")
     if text.startswith("\\\\"):
         return "network (UNC) paths (\\\\server\\share\\...) are not accepted"
     drive, rest = ntpath.splitdrive(text)
@@ -65,7 +66,8 @@ def component_problem(name: str) -> str | None:
     if name != name.rstrip(". "):
         return f"{name!r} ends with a dot or a space, which Windows drops (it would name {name.rstrip('. ')!r})"
     if is_reserved_device_name(name):
-        return f"{name!r} is a reserved device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9), whatever its extension"
+        return (f"{name!r} is a reserved device name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9), "
+                "whatever its extension")
     return None
 
 
@@ -93,7 +95,8 @@ def short_name_problem(requested: str, on_disk: str) -> str | None:
 
 
 def plain_final_path(final: str) -> str:
-    """A final path as `GetFinalPathNameByHandleW` gives it (`\\\\?\\C:\\x`, `\\\\?\\UNC\\srv\\share`), as a plain path."""
+    """A final path as `GetFinalPathNameByHandleW` gives it (`\\\\?\\C:\\x`, `\\\\?\\UNC\\srv\\share`), as a plain
+    path."""
     text = _backslashed(final)
     if text.upper().startswith("\\\\?\\UNC\\"):
         return "\\\\" + text[8:]

@@ -75,7 +75,9 @@ def atomic_write(sp: SandboxedPath, data: bytes) -> bool:
         try:
             fd = directory.create_exclusive(temp_name)
         except native.LinkEncountered:
-            raise AccessDenied(f"Access denied: {sp.label}: a link appeared at the temporary name; nothing was written.") from None
+            raise AccessDenied(
+                f"Access denied: {sp.label}: a link appeared at the temporary name; nothing was written."
+            ) from None
         try:
             try:
                 _write_all(fd, data)

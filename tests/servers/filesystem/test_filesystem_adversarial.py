@@ -188,11 +188,15 @@ async def test_undecodable_names_are_shown_escaped_and_can_be_addressed_again(od
         written = await client.call_tool("write_file", {"path": "made\\xfe.txt", "content": "made"})
         as_directory = await client.read_resource(file_uri(odd_names))
         as_file = await client.read_resource(file_uri(odd_names / BAD))
-    assert {"[FILE] bad\\xff.txt", "[DIR] dir\\xfe", "[FILE] new\\x0aline.txt", "[FILE] back\\\\slash.txt"} <= set(listing)
+    assert {"[FILE] bad\\xff.txt", "[DIR] dir\\xfe", "[FILE] new\\x0aline.txt", "[FILE] back\\\\slash.txt"} <= set(
+        listing
+    )
     assert "bad\\xff.txt" in sized
     names = {node["name"] for node in tree["tree"]}
     assert {"bad\\xff.txt", "dir\\xfe", "new\\x0aline.txt"} <= names
-    assert {node["name"] for node in next(n for n in tree["tree"] if n["name"] == "dir\\xfe")["children"]} == {"in\\xfd.txt"}
+    assert {node["name"] for node in next(n for n in tree["tree"] if n["name"] == "dir\\xfe")["children"]} == {
+        "in\\xfd.txt"
+    }
     assert str(odd_names / "bad\\xff.txt") in found["matches"]
     assert str(odd_names / "dir\\xfe" / "in\\xfd.txt") in found["matches"]
     assert (read, inner, newline, backslash, typed) == ("bytes in a name\n", "inside\n", "a newline in the name\n",
@@ -337,7 +341,9 @@ def test_a_hundred_thousand_entries_in_bounded_time_and_memory(tmp_path: Path) -
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert [e.name for e in listing.entries[:2]] == ["file000000.txt", "file000001.txt"] and len(listing.entries) == 1000
+    assert [e.name for e in listing.entries[:2]] == ["file000000.txt", "file000001.txt"] and len(
+        listing.entries
+    ) == 1000
     assert listing.truncated and listing.note() == "[truncated at 1000 entries]"
     assert tree.truncated and len(tree.entries) == 1000
     assert search.entries == [] and search.visits_exhausted is False  # 100 000 visits is exactly the budget

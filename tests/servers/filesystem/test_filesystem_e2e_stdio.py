@@ -79,17 +79,28 @@ async def test_every_tool_over_stdio(layout: Layout) -> None:
         assert "hello" in many and "nope.txt: Error" in many
         assert text(await session.call_tool("write_file", {"path": "notes.md", "content": "# Notes\n- one\n"})) == \
             "Successfully wrote to notes.md"
-        diff = text(await session.call_tool("edit_file", {"path": "notes.md", "edits": [{"oldText": "- one", "newText": "- two"}]}))
+        diff = text(
+            await session.call_tool(
+                "edit_file", {"path": "notes.md", "edits": [{"oldText": "- one", "newText": "- two"}]}
+            )
+        )
         assert "-- one\n+- two" in diff
         assert (layout.root / "notes.md").read_text() == "# Notes\n- two\n"
         text(await session.call_tool("create_directory", {"path": "docs"}))
         text(await session.call_tool("move_file", {"source": "notes.md", "destination": "docs/notes.md"}))
-        assert "already exists" in error(await session.call_tool("move_file", {"source": "ok.txt", "destination": "docs/notes.md"}))
+        assert "already exists" in error(
+            await session.call_tool("move_file", {"source": "ok.txt", "destination": "docs/notes.md"})
+        )
         assert "[DIR] docs" in text(await session.call_tool("list_directory", {"path": root})).splitlines()
         assert "Total:" in text(await session.call_tool("list_directory_with_sizes", {"path": root, "sortBy": "size"}))
         tree = await session.call_tool("directory_tree", {"path": root, "excludePatterns": ["sub"]})
-        assert {"name": "docs", "type": "directory", "children": [{"name": "notes.md", "type": "file", "children": None,
-                "symlink": None, "truncated": None}], "symlink": None, "truncated": None} in tree.structured_content["tree"]
+        assert {
+            "name": "docs",
+            "type": "directory",
+            "children": [{"name": "notes.md", "type": "file", "children": None, "symlink": None, "truncated": None}],
+            "symlink": None,
+            "truncated": None,
+        } in tree.structured_content["tree"]
         found = await session.call_tool("search_files", {"path": root, "pattern": "**/*.md"})
         assert found.structured_content["matches"] == [str(layout.root / "docs" / "notes.md")]
         info = await session.call_tool("get_file_info", {"path": "docs/notes.md"})
@@ -152,7 +163,9 @@ async def test_roots_from_the_client_narrow_access(layout: Layout) -> None:
         allowed = await session.call_tool("list_allowed_directories", {})
         assert allowed.structured_content["directories"] == [str(layout.root / "sub")]
         assert text(await session.call_tool("read_text_file", {"path": "inner.txt"})) == "inner\n"
-        assert "Access denied" in error(await session.call_tool("read_text_file", {"path": str(layout.root / "ok.txt")}))
+        assert "Access denied" in error(
+            await session.call_tool("read_text_file", {"path": str(layout.root / "ok.txt")})
+        )
         offered[:] = [types.Root(uri=file_uri(layout.root))]
         await session.send_roots_list_changed()
         with anyio.fail_after(10):
@@ -161,7 +174,9 @@ async def test_roots_from_the_client_narrow_access(layout: Layout) -> None:
                 if allowed.structured_content["directories"] == [str(layout.root)]:
                     break
                 await anyio.sleep(0.05)
-        assert text(await session.call_tool("read_text_file", {"path": str(layout.root / "ok.txt")})) == "hello\nworld\n"
+        assert (
+            text(await session.call_tool("read_text_file", {"path": str(layout.root / "ok.txt")})) == "hello\nworld\n"
+        )
 
 
 async def test_confirm_writes_with_sdk_elicitation(layout: Layout) -> None:

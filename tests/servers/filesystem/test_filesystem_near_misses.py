@@ -117,8 +117,13 @@ async def test_paths_that_merely_contain_a_sibling_name_stay_allowed(near: tuple
     (root / "root2" / "mine.txt").write_text("mine\n")
     (root / "..root2").write_text("dots\n")
     async with connect(build_server([root])) as client:
-        for path, expected in (("root2/mine.txt", "mine\n"), (f"{root}/root2/mine.txt", "mine\n"), ("..root2", "dots\n"),
-                               (f"{root}/../root/ok.txt", "inside\n"), ("sub/../root2/mine.txt", "mine\n")):
+        for path, expected in (
+            ("root2/mine.txt", "mine\n"),
+            (f"{root}/root2/mine.txt", "mine\n"),
+            ("..root2", "dots\n"),
+            (f"{root}/../root/ok.txt", "inside\n"),
+            ("sub/../root2/mine.txt", "mine\n"),
+        ):
             result = await client.call_tool("read_text_file", {"path": path})
             assert (result["isError"], text_of(result)) == (False, expected), path
 
@@ -155,7 +160,9 @@ async def test_client_roots_that_nearly_match_grant_nothing(near: tuple[Path, li
             assert result["isError"] is True and SECRET not in text_of(result), sibling
 
 
-async def test_a_server_root_given_with_dots_or_a_trailing_slash_is_the_same_root(near: tuple[Path, list[Path]]) -> None:
+async def test_a_server_root_given_with_dots_or_a_trailing_slash_is_the_same_root(
+    near: tuple[Path, list[Path]],
+) -> None:
     root, siblings = near
     for spelled in (f"{root}/", f"{root}/sub/..", f"{root}/./"):
         async with connect(build_server([spelled])) as client:

@@ -28,7 +28,11 @@ ALLOWED = [
 
 DENIED = [
     ("dot-dot escape (relative)", lambda lay: "../outside/secret.txt", "outside the allowed"),
-    ("dot-dot escape (absolute)", lambda lay: str(lay.root / "sub" / ".." / ".." / "outside" / "secret.txt"), "outside"),
+    (
+        "dot-dot escape (absolute)",
+        lambda lay: str(lay.root / "sub" / ".." / ".." / "outside" / "secret.txt"),
+        "outside",
+    ),
     ("sibling prefix directory", lambda lay: str(lay.sibling), "outside the allowed"),
     ("sibling prefix file", lambda lay: str(lay.sibling / "evil.txt"), "outside the allowed"),
     ("sibling via dot-dot", lambda lay: str(lay.root / ".." / "root_evil" / "evil.txt"), "outside the allowed"),
@@ -254,7 +258,9 @@ def test_a_directory_removed_between_looking_and_opening_is_looked_at_again(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="patches the POSIX descriptor layer")
-def test_a_directory_made_by_someone_else_while_creating_is_used(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_directory_made_by_someone_else_while_creating_is_used(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Between seeing `fresh` missing and making it, another process made it: the walk uses theirs."""
     from servers.filesystem.native import posix
 

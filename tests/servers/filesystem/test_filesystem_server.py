@@ -51,7 +51,9 @@ async def test_tools_and_their_annotations(layout: Layout) -> None:
     assert set(tools) == READ_TOOLS | WRITE_TOOLS
     for name in READ_TOOLS:
         assert tools[name]["annotations"]["readOnlyHint"] is True
-    assert {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}.items() <= tools["write_file"]["annotations"].items()
+    assert {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}.items() <= tools["write_file"][
+        "annotations"
+    ].items()
     assert tools["edit_file"]["annotations"]["idempotentHint"] is False
     assert tools["create_directory"]["annotations"]["destructiveHint"] is False
     assert tools["move_file"]["annotations"]["destructiveHint"] is True
@@ -94,7 +96,9 @@ async def test_reading_tools(layout: Layout) -> None:
         assert blob["type"] == "resource" and base64.b64decode(blob["resource"]["blob"]) == b"\x00\x01\x02"
         binary = await call_error(client, "read_text_file", {"path": "data.bin"})
         assert "read_media_file" in binary
-        many = text_of(await call_ok(client, "read_multiple_files", {"paths": ["ok.txt", "missing.txt", "../outside/secret.txt"]}))
+        many = text_of(
+            await call_ok(client, "read_multiple_files", {"paths": ["ok.txt", "missing.txt", "../outside/secret.txt"]})
+        )
         assert "ok.txt:\nhello\nworld\n" in many
         assert "missing.txt: Error - No such file" in many
         assert "../outside/secret.txt: Error - Access denied" in many and SECRET not in many
@@ -162,7 +166,9 @@ async def test_writing_tools(layout: Layout) -> None:
         assert (layout.root / "new.txt").read_text() == "a\n  b\nc\n"
         await call_ok(client, "edit_file", {"path": "new.txt", "edits": [{"oldText": "a\nb", "newText": "A\nb"}]})
         assert (layout.root / "new.txt").read_text() == "A\n  b\nc\n"
-        missing = await call_error(client, "edit_file", {"path": "new.txt", "edits": [{"oldText": "zzz", "newText": ""}]})
+        missing = await call_error(
+            client, "edit_file", {"path": "new.txt", "edits": [{"oldText": "zzz", "newText": ""}]}
+        )
         assert "was not found" in missing
         await call_ok(client, "create_directory", {"path": "made/deeper"})
         assert (layout.root / "made" / "deeper").is_dir()
@@ -209,8 +215,9 @@ async def test_confirm_writes_without_elicitation_changes_nothing(layout: Layout
                            ("move_file", {"source": "ok.txt", "destination": "moved.txt"})]:
             message = await call_error(client, name, args)
             assert "Confirmation required" in message and "Nothing was changed" in message
-        preview = await call_ok(client, "edit_file", {"path": "ok.txt", "edits": [{"oldText": "hello", "newText": "bye"}],
-                                                      "dryRun": True})
+        preview = await call_ok(
+            client, "edit_file", {"path": "ok.txt", "edits": [{"oldText": "hello", "newText": "bye"}], "dryRun": True}
+        )
     assert "+bye" in text_of(preview)
     assert (layout.root / "ok.txt").read_text() == "hello\nworld\n" and not (layout.root / "moved.txt").exists()
 
@@ -230,7 +237,9 @@ async def test_confirm_writes_asks_the_user(layout: Layout, answer: dict[str, An
         return answer
 
     async with connect(build_server([layout.root], confirm_writes=True), elicitation=elicit) as client:
-        edit = await client.call_tool("edit_file", {"path": "ok.txt", "edits": [{"oldText": "hello", "newText": "bye"}]})
+        edit = await client.call_tool(
+            "edit_file", {"path": "ok.txt", "edits": [{"oldText": "hello", "newText": "bye"}]}
+        )
         write = await client.call_tool("write_file", {"path": "fresh.txt", "content": "x"})
         move = await client.call_tool("move_file", {"source": "sub/inner.txt", "destination": "inner.txt"})
     assert [edit["isError"], write["isError"], move["isError"]] == [not changed] * 3
@@ -271,7 +280,9 @@ async def test_client_roots_narrow_the_allowed_directories(layout: Layout) -> No
         assert allowed["structuredContent"]["directories"] == [str(layout.root / "sub")]
         assert text_of(await call_ok(client, "read_text_file", {"path": "inner.txt"})) == "inner\n"
         assert "Access denied" in await call_error(client, "read_text_file", {"path": str(layout.root / "ok.txt")})
-        assert "Access denied" in await call_error(client, "read_text_file", {"path": str(layout.outside / "secret.txt")})
+        assert "Access denied" in await call_error(
+            client, "read_text_file", {"path": str(layout.outside / "secret.txt")}
+        )
         roots[:] = [{"uri": file_uri(layout.root)}]
         await client.notify("notifications/roots/list_changed")
         with anyio.fail_after(5):
@@ -280,14 +291,18 @@ async def test_client_roots_narrow_the_allowed_directories(layout: Layout) -> No
                 if allowed["structuredContent"]["directories"] == [str(layout.root)]:
                     break
                 await anyio.sleep(0.02)
-        assert text_of(await call_ok(client, "read_text_file", {"path": str(layout.root / "ok.txt")})) == "hello\nworld\n"
+        assert (
+            text_of(await call_ok(client, "read_text_file", {"path": str(layout.root / "ok.txt")})) == "hello\nworld\n"
+        )
 
 
 @pytest.mark.anyio
 async def test_client_roots_outside_leave_nothing_allowed(layout: Layout) -> None:
     async with connect(build_server([layout.root]), roots=[{"uri": file_uri(layout.outside)}]) as client:
         assert (await call_ok(client, "list_allowed_directories", {}))["structuredContent"]["directories"] == []
-        assert "no allowed directories" in await call_error(client, "read_text_file", {"path": str(layout.root / "ok.txt")})
+        assert "no allowed directories" in await call_error(
+            client, "read_text_file", {"path": str(layout.root / "ok.txt")}
+        )
 
 
 # ---- resources --------------------------------------------------------------------
@@ -302,7 +317,11 @@ async def test_files_as_resources(layout: Layout) -> None:
         text = await client.read_resource(file_uri(layout.root / "ok.txt"))
         blob = await client.read_resource(file_uri(layout.root / "data.bin"))
         directory = await client.read_resource(file_uri(layout.root))
-        for uri in (file_uri(layout.outside / "secret.txt"), file_uri(layout.root / "link_out"), file_uri(layout.sibling)):
+        for uri in (
+            file_uri(layout.outside / "secret.txt"),
+            file_uri(layout.root / "link_out"),
+            file_uri(layout.sibling),
+        ):
             with pytest.raises(MCPError) as denied:
                 await client.read_resource(uri)
             assert denied.value.code == -32002 and SECRET not in str(denied.value)
@@ -340,7 +359,9 @@ async def test_subscription_follows_changes_deletion_and_recreation(layout: Layo
         await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,
                                        where=lambda p: p["uri"] == file_uri(control))
         await client.request("ping")
-        updates = [n["params"]["uri"] for n in client.notifications[seen:] if n["method"] == "notifications/resources/updated"]
+        updates = [
+            n["params"]["uri"] for n in client.notifications[seen:] if n["method"] == "notifications/resources/updated"
+        ]
         assert file_uri(control) in updates and uri not in updates
         target.write_text("v4")  # the target's watcher, which saw the unrelated writes beside it, is still alive
         await client.wait_notification("notifications/resources/updated", timeout=20, after=seen,

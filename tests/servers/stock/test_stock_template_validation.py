@@ -45,8 +45,9 @@ class Upstream:
 
 
 def live_app(upstream: Upstream, poll_interval: float = 60.0):
-    provider = LiveProvider(httpx.AsyncClient(transport=httpx.MockTransport(upstream)), sec_user_agent="t t@example.com",
-                            max_attempts=1)
+    provider = LiveProvider(
+        httpx.AsyncClient(transport=httpx.MockTransport(upstream)), sec_user_agent="t t@example.com", max_attempts=1
+    )
     return build_server(provider, poll_interval=poll_interval)
 
 
@@ -58,7 +59,9 @@ async def test_quote_template_refuses_bad_tickers_before_any_upstream_call(uri: 
             await client.read_resource(uri)
         tool = await client.call_tool("get_stock_price", {"ticker": unquote(uri.removeprefix("stock://quote/"))})
         assert upstream.urls == []
-        with pytest.raises(MCPError):  # a valid ticker does go upstream (here the source fails): the check can see calls
+        with pytest.raises(
+            MCPError
+        ):  # a valid ticker does go upstream (here the source fails): the check can see calls
             await client.read_resource("stock://quote/AAPL")
     assert caught.value.code == -32602
     assert "'ticker'" in caught.value.message and "Ticker symbol as listed" in caught.value.message

@@ -49,7 +49,9 @@ async def test_every_tool_over_stdio() -> None:
     async with weather_session() as session:
         tools = {tool.name for tool in (await session.list_tools()).tools}
         beijing = await session.call_tool("get_weather", {"city": "北京", "unit": "celsius"})
-        forecast = await session.call_tool("get_forecast", {"city": "San Francisco, CA", "days": 5, "unit": "fahrenheit", "hours": 3})
+        forecast = await session.call_tool(
+            "get_forecast", {"city": "San Francisco, CA", "days": 5, "unit": "fahrenheit", "hours": 3}
+        )
         alerts_us = await session.call_tool("get_alerts", {"location": "FL"})
         alerts_elsewhere = await session.call_tool("get_alerts", {"location": "Tokyo"})
         found = await session.call_tool("search_location", {"query": "London"})
@@ -98,13 +100,19 @@ async def test_templates_completion_and_prompt_over_stdio() -> None:
         current = await session.read_resource("weather://current/%E4%B8%8A%E6%B5%B7")
         today = await session.read_resource("weather://forecast/Lisbon/today")
         english = await session.complete(
-            types.ResourceTemplateReference(type="ref/resource", uri="weather://current/{city}"), {"name": "city", "value": "Par"}
+            types.ResourceTemplateReference(type="ref/resource", uri="weather://current/{city}"),
+            {"name": "city", "value": "Par"},
         )
         chinese = await session.complete(
-            types.ResourceTemplateReference(type="ref/resource", uri="weather://forecast/{city}/{date}"), {"name": "city", "value": "上"}
+            types.ResourceTemplateReference(type="ref/resource", uri="weather://forecast/{city}/{date}"),
+            {"name": "city", "value": "上"},
         )
-        destination = await session.complete(types.PromptReference(type="ref/prompt", name="plan-vacation"), {"name": "destination", "value": "Par"})
-        prompt = await session.get_prompt("plan-vacation", {"destination": "Lisbon", "duration": "4 days", "budget": "EUR 1500"})
+        destination = await session.complete(
+            types.PromptReference(type="ref/prompt", name="plan-vacation"), {"name": "destination", "value": "Par"}
+        )
+        prompt = await session.get_prompt(
+            "plan-vacation", {"destination": "Lisbon", "duration": "4 days", "budget": "EUR 1500"}
+        )
     assert templates == {"weather://current/{city}", "weather://forecast/{city}/{date}"}
     assert json.loads(current.contents[0].text)["location"]["name"] == "Shanghai"
     day = json.loads(today.contents[0].text)

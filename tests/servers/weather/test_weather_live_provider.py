@@ -63,7 +63,11 @@ def make_provider(answer: Callable[[httpx.Request], httpx.Response], **kwargs) -
 async def test_resolve_picks_most_likely_paris_and_names_the_alternative() -> None:
     provider, recorder = make_provider(lambda r: json_response("openmeteo_geocoding_search_paris_count2.json"))
     resolution = await provider.resolve("Paris")
-    assert (resolution.place.name, resolution.place.country_code, resolution.place.region) == ("Paris", "FR", "Île-de-France")
+    assert (resolution.place.name, resolution.place.country_code, resolution.place.region) == (
+        "Paris",
+        "FR",
+        "Île-de-France",
+    )
     assert resolution.place.population == 2138551
     assert [p.region for p in resolution.alternatives] == ["Texas"]
     assert "chose Paris, Île-de-France, France" in resolution.note and "Paris, Texas, United States" in resolution.note
@@ -145,7 +149,11 @@ async def test_forecast_in_fahrenheit_with_hourly_steps() -> None:
     assert forecast.hourly[0].temperature == 52.9
     assert forecast.units.temperature == "°F" and forecast.units.precipitation == "inch"
     params = recorder.requests[0].url.params
-    assert (params["temperature_unit"], params["wind_speed_unit"], params["precipitation_unit"]) == ("fahrenheit", "mph", "inch")
+    assert (params["temperature_unit"], params["wind_speed_unit"], params["precipitation_unit"]) == (
+        "fahrenheit",
+        "mph",
+        "inch",
+    )
     assert params["forecast_days"] == "7" and params["forecast_hours"] == "3"
 
 

@@ -106,7 +106,24 @@ async def test_current_states_units_location_and_source() -> None:
     assert fahrenheit.temperature == pytest.approx(celsius.temperature * 9 / 5 + 32, abs=0.2)
     assert fahrenheit.units.wind_speed == "mph" and celsius.units.wind_speed == "km/h"
     assert -10 < celsius.temperature < 45 and 0 <= celsius.humidity_percent <= 100
-    assert celsius.wind_direction in {"N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW"}
+    assert celsius.wind_direction in {
+        "N",
+        "NNE",
+        "NE",
+        "ENE",
+        "E",
+        "ESE",
+        "SE",
+        "SSE",
+        "S",
+        "SSW",
+        "SW",
+        "WSW",
+        "W",
+        "WNW",
+        "NW",
+        "NNW",
+    }
 
 
 @pytest.mark.anyio

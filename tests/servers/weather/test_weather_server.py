@@ -88,7 +88,9 @@ async def test_get_weather_beijing_in_celsius() -> None:
 async def test_get_weather_says_which_paris_was_chosen() -> None:
     async with connect(sample_app()) as client:
         ambiguous = (await client.call_tool("get_weather", {"city": "Paris"}))["structuredContent"]
-        explicit = (await client.call_tool("get_weather", {"city": "Paris, TX", "unit": "fahrenheit"}))["structuredContent"]
+        explicit = (await client.call_tool("get_weather", {"city": "Paris, TX", "unit": "fahrenheit"}))[
+            "structuredContent"
+        ]
     assert ambiguous["location"]["country"] == "France" and "Texas" in ambiguous["note"]
     assert explicit["location"]["region"] == "Texas" and explicit["note"] is None
     assert explicit["units"]["temperature"] == "°F"
@@ -118,7 +120,13 @@ async def test_get_forecast_daily_and_hourly() -> None:
     data = result["structuredContent"]
     assert [d["date"] for d in data["daily"]] == ["2026-07-15", "2026-07-16", "2026-07-17"]
     assert len(data["hourly"]) == 6 and data["hourly"][0]["time"] == "2026-07-15T21:00"
-    assert {"temperature_min", "temperature_max", "precipitation_sum", "precipitation_probability_percent", "condition"} <= set(data["daily"][0])
+    assert {
+        "temperature_min",
+        "temperature_max",
+        "precipitation_sum",
+        "precipitation_probability_percent",
+        "condition",
+    } <= set(data["daily"][0])
 
 
 @pytest.mark.anyio
@@ -163,7 +171,11 @@ async def test_three_cities_run_concurrently() -> None:
                 for city in ("Shanghai", "Beijing", "Guangzhou"):
                     tg.start_soon(ask, city)
     assert meeting.arrived == 3
-    assert {r["structuredContent"]["location"]["name"] for r in results.values()} == {"Shanghai", "Beijing", "Guangzhou"}
+    assert {r["structuredContent"]["location"]["name"] for r in results.values()} == {
+        "Shanghai",
+        "Beijing",
+        "Guangzhou",
+    }
 
 
 @pytest.mark.anyio
@@ -220,9 +232,15 @@ async def test_subscription_notifies_only_when_the_observation_changes() -> None
 @pytest.mark.anyio
 async def test_completion_of_city_and_date() -> None:
     async with connect(sample_app()) as client:
-        current = await client.complete({"type": "ref/resource", "uri": "weather://current/{city}"}, {"name": "city", "value": "Par"})
-        chinese = await client.complete({"type": "ref/resource", "uri": "weather://forecast/{city}/{date}"}, {"name": "city", "value": "上"})
-        prompt = await client.complete({"type": "ref/prompt", "name": "plan-vacation"}, {"name": "destination", "value": "Par"})
+        current = await client.complete(
+            {"type": "ref/resource", "uri": "weather://current/{city}"}, {"name": "city", "value": "Par"}
+        )
+        chinese = await client.complete(
+            {"type": "ref/resource", "uri": "weather://forecast/{city}/{date}"}, {"name": "city", "value": "上"}
+        )
+        prompt = await client.complete(
+            {"type": "ref/prompt", "name": "plan-vacation"}, {"name": "destination", "value": "Par"}
+        )
         dates = await client.complete({"type": "ref/resource", "uri": "weather://forecast/{city}/{date}"},
                                       {"name": "date", "value": "2026-07-1"}, {"arguments": {"city": "Tokyo"}})
     assert current["values"][:2] == ["Paris", "Parma"]
@@ -235,7 +253,8 @@ async def test_completion_of_city_and_date() -> None:
 async def test_plan_vacation_prompt_embeds_the_forecast() -> None:
     async with connect(sample_app()) as client:
         prompts = await client.list_prompts()
-        prompt = await client.get_prompt("plan-vacation", {"destination": "成都", "duration": "3天", "interests": "food"})
+        prompt = await client.get_prompt("plan-vacation",
+                                         {"destination": "成都", "duration": "3天", "interests": "food"})
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("plan-vacation", {"destination": "Lisbon"})
     arguments = {a["name"]: a["required"] for a in prompts[0]["arguments"]}
@@ -273,8 +292,15 @@ async def test_live_provider_results_through_the_server() -> None:
         weather = (await client.call_tool("get_weather", {"city": "Enschede"}))["structuredContent"]
         alerts = (await client.call_tool("get_alerts", {"location": "FL"}))["structuredContent"]
         abroad = (await client.call_tool("get_alerts", {"location": "Enschede"}))["structuredContent"]
-    assert weather["source"] == "open-meteo" and weather["temperature"] == 17.7 and weather["location"]["region"] == "Overijssel"
-    assert alerts["source"] == "nws" and [a["event"] for a in alerts["alerts"]] == ["Rip Current Statement", "Heat Advisory"]
+    assert (
+        weather["source"] == "open-meteo"
+        and weather["temperature"] == 17.7
+        and weather["location"]["region"] == "Overijssel"
+    )
+    assert alerts["source"] == "nws" and [a["event"] for a in alerts["alerts"]] == [
+        "Rip Current Statement",
+        "Heat Advisory",
+    ]
     assert alerts["message"] == "2 active alerts for Florida (FL), United States."
     assert abroad["alerts_available"] is False and "Netherlands" in abroad["message"]
 
