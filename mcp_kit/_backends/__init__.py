@@ -1,7 +1,9 @@
 """The backend seam: where state that more than one process must see lives.
 
 A backend bundles one small protocol per concern (`base.py`): the session registry, the event
-log for resumption, the bus, deployment-wide leases and the shared request-state key (a Redis
+log for resumption, the bus, deployment-wide leases, the shared request-state key and short-lived
+key-value records with a TTL and an atomic take-once (`KeyValues`, e.g. the OAuth facade's
+codes, clients and refresh tokens) (a Redis
 `TaskStore` for `mcp_kit.tasks` is not written yet). Two implementations:
 
 - `MemoryBackend` (`memory.py`), the default: one process, nothing shared, nothing to install;

@@ -76,7 +76,29 @@ class Leases(Protocol):
         ...
 
 
-class Backend(SessionRegistry, EventLog, Bus, Leases, Protocol):
+class KeyValues(Protocol):
+    """Short-lived records by key, each with its own TTL, readable from every process.
+
+    `kv_take` reads and deletes in one step, so of two processes taking the same key only one gets
+    the value (one-time codes, rotating tokens); `kv_put(..., only_new=True)` writes only when the
+    key is absent and says whether it did (claims, markers). A TTL of None keeps the record until
+    it is deleted. Keys are short strings chosen by the caller; values are bytes.
+    """
+
+    async def kv_put(self, key: str, value: bytes, ttl: float | None, *, only_new: bool = False) -> bool:
+        """Store `value` under `key`; with `only_new`, only when `key` is absent. Whether it was stored."""
+        ...
+
+    async def kv_get(self, key: str) -> bytes | None: ...
+
+    async def kv_take(self, key: str) -> bytes | None:
+        """The value, deleted in the same step (None when absent): at most one caller gets it."""
+        ...
+
+    async def kv_delete(self, key: str) -> None: ...
+
+
+class Backend(SessionRegistry, EventLog, Bus, Leases, KeyValues, Protocol):
     """All concerns of one deployment. `shared` is False for the in-memory backend."""
 
     shared: bool

@@ -10,6 +10,7 @@ Must not import anything of mcp_kit outside `backends`.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,6 +29,7 @@ class MemoryBackend:
         self._sessions: dict[str, bytes] = {}
         self._holders: dict[tuple[str, str], str] = {}
         self._secret = os.urandom(32)
+        self._values: dict[str, tuple[bytes, float | None]] = {}  # key -> (value, monotonic deadline)
 
     async def start(self) -> None:
         return None
@@ -72,3 +74,35 @@ class MemoryBackend:
 
     async def shared_secret(self) -> bytes:
         return self._secret
+
+    # ------------------------------------------------------------------ key-value records
+
+    def _live(self, key: str) -> bytes | None:
+        found = self._values.get(key)
+        if found is None:
+            return None
+        value, deadline = found
+        if deadline is not None and time.monotonic() >= deadline:
+            del self._values[key]
+            return None
+        return value
+
+    async def kv_put(self, key: str, value: bytes, ttl: float | None, *, only_new: bool = False) -> bool:
+        if only_new and self._live(key) is not None:
+            return False
+        if len(self._values) > 4096:  # sweep lapsed records now and then, so abandoned keys do not pile up
+            for stale in [k for k, (_, deadline) in self._values.items() if deadline and time.monotonic() >= deadline]:
+                del self._values[stale]
+        self._values[key] = (value, None if ttl is None else time.monotonic() + ttl)
+        return True
+
+    async def kv_get(self, key: str) -> bytes | None:
+        return self._live(key)
+
+    async def kv_take(self, key: str) -> bytes | None:
+        value = self._live(key)
+        self._values.pop(key, None)
+        return value
+
+    async def kv_delete(self, key: str) -> None:
+        self._values.pop(key, None)

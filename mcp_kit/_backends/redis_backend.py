@@ -10,6 +10,7 @@ keeps them on one node:
     mcp:{<session id>}:legacy       the process holding a legacy `/sse` stream, TTL renewed while open
     mcp:{lease:<sha1 of name>}      a lease (a watcher running once per deployment), renewed by its holder
     mcp:{secret}                    the request-state signing key, created once by whichever process is first
+    mcp:kv:<key>                    a key-value record (`base.KeyValues`), with its own TTL; taken with GETDEL
     mcp:bus                         the pub/sub channel every process listens on
 
 The client comes from the URL: `redis://host:port/db`, `rediss://` (TLS), `unix:///path.sock`,
@@ -297,6 +298,28 @@ class RedisBackend:
         await self._op("create key", self.client.set(key, os.urandom(32).hex(), nx=True))
         value = await self._op("read key", self.client.get(key))
         return bytes.fromhex(value.decode() if isinstance(value, bytes) else value)
+
+
+    # ------------------------------------------------------------------ key-value records
+
+    def _kv(self, key: str) -> str:
+        return f"{self.prefix}:kv:{key}"
+
+    async def kv_put(self, key: str, value: bytes, ttl: float | None, *, only_new: bool = False) -> bool:
+        expiry = {} if ttl is None else {"px": max(1, int(ttl * 1000))}
+        stored = await self._op("store record", self.client.set(self._kv(key), value, nx=only_new, **expiry))
+        return bool(stored)
+
+    async def kv_get(self, key: str) -> bytes | None:
+        data = await self._op("read record", self.client.get(self._kv(key)))
+        return bytes(data) if data is not None else None
+
+    async def kv_take(self, key: str) -> bytes | None:
+        data = await self._op("take record", self.client.getdel(self._kv(key)))
+        return bytes(data) if data is not None else None
+
+    async def kv_delete(self, key: str) -> None:
+        await self._op("delete record", self.client.delete(self._kv(key)))
 
 
 def _entries(entries: list[Any], after: int) -> tuple[list[tuple[int, bytes]], bool, Any]:
