@@ -12,6 +12,17 @@ Modules, one job each: `config` (AuthConfig), `resource_uri` (canonical URIs, au
 `introspection` (RFC 7662), `validator` (which of the two), `principal` (AccessToken), `scopes`,
 `errors`, `middleware` (the ASGI guard), `options` (command-line flags).
 
+Signing in with an identity provider that registers no MCP clients (Entra ID, Google, GitHub, ...):
+`FacadeConfig` makes the server its clients' authorization server in front of that provider
+(`facade` the endpoints, `facade_config` with `UpstreamProvider` and its presets in
+`facade_presets`, `facade_clients` registration and client metadata documents, `facade_upstream`
+the provider, `facade_tokens` the server's own tokens, `facade_store` the backend records,
+`facade_pages` the consent page and the audit trail).
+
+    app.run(transport="http", auth=FacadeConfig(resource="https://mcp.example.com/mcp",
+                                                upstream=UpstreamProvider.github(),
+                                                client_id="Iv1.…", client_secret=secret))
+
 This package imports nothing from the rest of mcp_kit: the session, transports and servers may use
 it, never the other way round.
 """
@@ -23,12 +34,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._config import AuthConfig
-    from ._errors import AuthError, AuthServerUnavailable, InvalidRequest, InvalidToken, StepUpRequired
+    from ._errors import (
+        AuthError,
+        AuthServerUnavailable,
+        InvalidRequest,
+        InvalidToken,
+        StepUpRequired,
+        UpstreamTokenUnavailable,
+    )
+    from ._facade import UpstreamToken
+    from ._facade_config import FacadeConfig, UpstreamProvider
     from ._principal import STATE_KEY, AccessToken, access_token_of
 
 _HOMES = {"AuthConfig": "_config", "AuthError": "_errors", "AuthServerUnavailable": "_errors",
           "StepUpRequired": "_errors", "InvalidRequest": "_errors", "InvalidToken": "_errors",
-          "STATE_KEY": "_principal", "AccessToken": "_principal", "access_token_of": "_principal"}
+          "STATE_KEY": "_principal", "AccessToken": "_principal", "access_token_of": "_principal",
+          "FacadeConfig": "_facade_config", "UpstreamProvider": "_facade_config", "UpstreamToken": "_facade",
+          "UpstreamTokenUnavailable": "_errors"}
 
 __all__ = [
     "STATE_KEY",
@@ -36,9 +58,13 @@ __all__ = [
     "AuthConfig",
     "AuthError",
     "AuthServerUnavailable",
+    "FacadeConfig",
     "StepUpRequired",
     "InvalidRequest",
     "InvalidToken",
+    "UpstreamProvider",
+    "UpstreamToken",
+    "UpstreamTokenUnavailable",
     "access_token_of",
 ]
 

@@ -58,8 +58,9 @@ PUBLIC = [
 
 PUBLIC_MODULES = {
     "mcp_kit.testing": ["Client", "connect"],
-    "mcp_kit.auth": ["AccessToken", "AuthConfig", "AuthError", "AuthServerUnavailable", "InvalidRequest",
-                     "InvalidToken", "STATE_KEY", "StepUpRequired", "access_token_of"],
+    "mcp_kit.auth": ["AccessToken", "AuthConfig", "AuthError", "AuthServerUnavailable", "FacadeConfig",
+                     "InvalidRequest", "InvalidToken", "STATE_KEY", "StepUpRequired", "UpstreamProvider",
+                     "UpstreamToken", "UpstreamTokenUnavailable", "access_token_of"],
     "mcp_kit.client": ["BaseClient", "ClientError", "ClientSession", "ConnectionClosed", "LegacySSETransport",
                        "ProgressCallback", "ServerNotFound", "StdioTransport", "StreamableHTTPTransport", "Transport",
                        "connect", "is_url", "open_transport"],
