@@ -37,6 +37,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 import time
@@ -71,6 +72,7 @@ JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-
 CORS = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
         (b"access-control-allow-headers", b"authorization, content-type, mcp-protocol-version")]
 
+logger = logging.getLogger("mcp_kit.auth.facade")
 _FACADES: dict[str, AuthorizationFacade] = {}  # issuer -> the facade of this process, for `upstream_token_of`
 
 
@@ -171,7 +173,12 @@ class AuthorizationFacade:
         except OAuthRefusal as failure:
             await self._json_error(send, failure)
             return True
-        await handler(request, send)
+        try:
+            await handler(request, send)
+        except MCPKitError as exc:  # the backend (Redis) did not answer
+            logger.warning("the OAuth facade could not answer %s %s: %s", scope["method"], path, exc)
+            await _respond(send, 503, [*JSON_HEADERS, (b"retry-after", b"2")], json.dumps({
+                "error": "temporarily_unavailable", "error_description": "try again shortly"}).encode())
         return True
 
     # ------------------------------------------------------------------ metadata
@@ -524,7 +531,7 @@ class AuthorizationFacade:
         elif not secrets.compare_digest(_s256(form["code_verifier"]), record["code_challenge"]):
             problem = "code_verifier does not match the code_challenge (PKCE)"
         if problem is not None:
-            await self._revoke_grant(record["grant"], "code_refused", client_id=client_id, reason=problem)
+            await self._revoke_grant(record["grant"], "code_refused", client_id=client_id, problem=problem)
             raise OAuthRefusal("invalid_grant", problem)
         self._check_resource(form.get("resource"))
         grant = await self.store.get("grant", record["grant"])
