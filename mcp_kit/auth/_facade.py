@@ -280,7 +280,7 @@ class AuthorizationFacade:
         if query.get("response_type") != "code":
             raise OAuthRefusal("unsupported_response_type", "only response_type=code is supported")
         if not query.get("code_challenge"):
-            raise OAuthRefusal("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256")
+            raise OAuthRefusal("invalid_request", "PKCE is required: send code_challenge, code_challenge_method=S256")
         if query.get("code_challenge_method") != "S256":
             raise OAuthRefusal("invalid_request", "only code_challenge_method=S256 is supported")
         if not CHALLENGE.match(query["code_challenge"]):
@@ -792,7 +792,8 @@ async def _read_request(scope: dict[str, Any], receive: Any, path: str) -> _Requ
     headers: dict[str, str] = {}
     for key, value in scope["headers"]:
         name = key.decode("latin-1").lower()
-        headers[name] = value.decode("latin-1") if name not in headers else headers[name] + ", " + value.decode("latin-1")
+        text = value.decode("latin-1")
+        headers[name] = text if name not in headers else f"{headers[name]}, {text}"
     body = b""
     if scope["method"] in ("POST", "PUT", "PATCH"):
         declared = headers.get("content-length")

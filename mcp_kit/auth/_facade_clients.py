@@ -126,14 +126,17 @@ class Clients:
         uris = [check_redirect_uri(uri) for uri in uris]
         method = request.get("token_endpoint_auth_method", "client_secret_basic")
         if method not in AUTH_METHODS:
-            raise ClientRefused("invalid_client_metadata", f"token_endpoint_auth_method is one of {', '.join(AUTH_METHODS)}")
+            raise ClientRefused("invalid_client_metadata",
+                                f"token_endpoint_auth_method is one of {', '.join(AUTH_METHODS)}")
         grants = request.get("grant_types", ["authorization_code", "refresh_token"])
         if not isinstance(grants, list) or not grants or any(g not in GRANT_TYPES for g in grants) \
                 or "authorization_code" not in grants:
-            raise ClientRefused("invalid_client_metadata", "grant_types is authorization_code, optionally refresh_token")
+            raise ClientRefused("invalid_client_metadata",
+                                "grant_types is authorization_code, optionally refresh_token")
         responses = request.get("response_types", ["code"])
         if responses != ["code"]:
-            raise ClientRefused("invalid_client_metadata", "response_types is [\"code\"]: only the code flow is offered")
+            raise ClientRefused("invalid_client_metadata",
+                                "response_types is [\"code\"]: only the code flow is offered")
         name = request.get("client_name", "")
         if not isinstance(name, str) or len(name) > 200:
             raise ClientRefused("invalid_client_metadata", "client_name is a string of at most 200 characters")
@@ -204,7 +207,8 @@ class Clients:
             raise ClientRefused("invalid_client", "a client metadata document is fetched only from an https URL")
         if parts.scheme not in ("https", "http") or not parts.hostname or parts.username or parts.password \
                 or parts.path in ("", "/") or parts.fragment:
-            raise ClientRefused("invalid_client", "a client_id URL is https://host/path, without credentials or fragment")
+            raise ClientRefused("invalid_client",
+                                "a client_id URL is https://host/path, without credentials or fragment")
         address = await self._public_address(parts.hostname, port or (443 if parts.scheme == "https" else 80),
                                              loopback_ok)
         host = f"[{address}]" if ":" in address else address

@@ -120,7 +120,7 @@ class FacadeConfig:
     resource: str  # this MCP endpoint's canonical URL, e.g. https://mcp.example.com/mcp
     upstream: UpstreamProvider
     client_id: str  # this server's client at the upstream provider
-    client_secret: str = field(default="", repr=False)  # ...and its secret: configuration only, never sent anywhere else
+    client_secret: str = field(default="", repr=False)  # ...and its secret: configuration only, sent nowhere else
     issuer: str | None = None  # this server as an authorization server (default: the resource's origin)
     required_scopes: tuple[str, ...] = ()
     scopes_supported: tuple[str, ...] | None = None  # what clients may ask for (default: required + the tools')

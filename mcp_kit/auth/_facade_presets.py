@@ -1,7 +1,8 @@
 """The upstream providers a facade knows by name: Microsoft Entra ID, Google, GitHub, Auth0, Okta, Keycloak,
 and any OpenID Connect provider by its discovery URL.
 
-Each returns the keyword arguments of an `UpstreamProvider` (its class methods call these) with the endpoints, default scopes and quirks of that provider:
+Each returns the keyword arguments of an `UpstreamProvider` (its class methods call these) with the
+endpoints, default scopes and quirks of that provider:
 
 - Entra ID (v2): the tenant's discovery document; a provider-side API is asked for as the scope
   `<resource>/.default` (v2 refuses the RFC 8707 `resource` parameter). With `common` or

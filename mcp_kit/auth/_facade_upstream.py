@@ -94,13 +94,13 @@ class Upstream:
         if not isinstance(issuer, str):
             raise UpstreamSignInError(f"the provider's discovery document at {url} names no issuer")
         if "{tenantid}" not in issuer and url.rstrip("/") != issuer.rstrip("/") + "/.well-known/openid-configuration":
-            raise UpstreamSignInError(f"the discovery document at {url} is about the issuer {issuer}, not the one it is "
-                                "published under")
+            raise UpstreamSignInError(f"the discovery document at {url} is about the issuer {issuer}, "
+                                      "not the one it is published under")
         for name in ("authorization_endpoint", "token_endpoint"):
             if not isinstance(document.get(name), str):
                 raise UpstreamSignInError(f"the provider's discovery document has no {name}")
-        return {name: document[name] for name in ("issuer", "authorization_endpoint", "token_endpoint",
-                                                   "userinfo_endpoint", "jwks_uri") if isinstance(document.get(name), str)}
+        names = ("issuer", "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri")
+        return {name: document[name] for name in names if isinstance(document.get(name), str)}
 
     # ------------------------------------------------------------------ the authorization request
 

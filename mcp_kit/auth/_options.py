@@ -5,7 +5,7 @@
     --oauth-scopes SCOPE ...       MCP_OAUTH_SCOPES             scopes every request needs (space- or comma-separated in env)
     --oauth-audience AUD           MCP_OAUTH_AUDIENCES          further accepted `aud` values (repeatable; comma-separated in env)
     --oauth-introspection-url URL  MCP_OAUTH_INTROSPECTION_URL  RFC 7662 endpoint for opaque tokens
-    --oauth-client-id ID           MCP_OAUTH_CLIENT_ID          this server's client id (introspection, or the upstream's)
+    --oauth-client-id ID           MCP_OAUTH_CLIENT_ID          this server's client id (introspection, upstream)
                                    MCP_OAUTH_CLIENT_SECRET      its secret (environment only: argv is visible to every user)
     --oauth-client-secret-file F   MCP_OAUTH_CLIENT_SECRET_FILE ...or a file holding it
 
@@ -89,7 +89,7 @@ UPSTREAMS = ("entra", "google", "github", "auth0", "okta", "keycloak", "oidc")
 
 
 def auth_config_from_args(args: argparse.Namespace) -> AuthConfig | FacadeConfig | None:
-    """The AuthConfig (or FacadeConfig) the parsed options ask for; None without OAuth; ValueError names what is wrong."""
+    """The AuthConfig (or FacadeConfig) the options ask for; None without OAuth; ValueError names what is wrong."""
     issuer = getattr(args, "oauth_issuer", None)
     if getattr(args, "oauth_upstream", None):
         if issuer:

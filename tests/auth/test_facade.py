@@ -41,7 +41,8 @@ UPSTREAM_SECRET = "facade-upstream-secret"
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}}
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +379,7 @@ async def test_consent_is_remembered_per_client_and_user_only_after_approval(fac
     assert len(refusing.pages) == 2
 
 
-# ---------------------------------------------------------------------------------------------- client metadata documents
+# ------------------------------------------------------------------------------------ client metadata documents
 
 
 @contextlib.contextmanager

@@ -77,7 +77,8 @@ async def test_the_token_request_needs_the_authorization_requests_redirect_uri(
 # ---------------------------------------------------------------------------------------------- codes
 
 
-async def test_a_replayed_code_is_refused_and_revokes_what_it_gave(facade: Facade, raw: RawClient) -> None:  # noqa: F811
+async def test_a_replayed_code_is_refused_and_revokes_what_it_gave(
+        facade: Facade, raw: RawClient) -> None:  # noqa: F811
     code, verifier = await raw.code(facade.browser("alice"))
     first = await raw.redeem(code, verifier)
     assert (await call_tool_status(facade, first["access_token"])).status_code == 200
@@ -193,7 +194,8 @@ async def consent_page_of(http: httpx.AsyncClient, url: str) -> tuple[str, dict[
     return form.action, form.fields
 
 
-async def test_a_consent_form_posted_from_another_browser_is_refused(facade: Facade, raw: RawClient) -> None:  # noqa: F811
+async def test_a_consent_form_posted_from_another_browser_is_refused(
+        facade: Facade, raw: RawClient) -> None:  # noqa: F811
     verifier, challenge = pkce()
     async with httpx.AsyncClient(timeout=30) as attacker, httpx.AsyncClient(timeout=30) as victim:
         action, fields = await consent_page_of(attacker, raw.authorization_url(challenge))
@@ -256,5 +258,22 @@ async def test_a_malicious_client_registered_later_gets_its_own_consent_page(
     async with httpx.AsyncClient(timeout=30, cookies=browser.cookies) as victim:
         page = await victim.get(evil.authorization_url(challenge))
     assert page.status_code == 200 and "location" not in page.headers  # no silent redirect to the attacker
-    assert "Totally Legit" in page.text and "not verified" in page.text and "https://attacker.example/steal" in page.text
+    assert "Totally Legit" in page.text and "not verified" in page.text
+    assert "https://attacker.example/steal" in page.text
     assert re.search(r"frame-ancestors 'none'", page.headers["content-security-policy"])
+
+
+async def test_a_remembered_approval_is_one_users_not_the_next_one_signing_in_in_that_browser(
+        facade: Facade, raw: RawClient) -> None:  # noqa: F811
+    browser = facade.browser("dave")
+    await raw.code(browser)
+    assert len(browser.pages) == 1
+    for cookie in list(browser.cookies.jar):  # dave signs out at the provider; the facade's cookies stay
+        if not cookie.name.startswith("mcp_oauth_"):
+            browser.cookies.jar.clear(cookie.domain, cookie.path, cookie.name)
+    browser.user = "zed"  # the same browser, someone else at the provider
+    code, verifier = await raw.code(browser)
+    assert len(browser.pages) == 2  # zed approved nothing: the consent page, after zed signed in
+    assert (await raw.redeem(code, verifier))["access_token"]
+    consents = [r for r in facade.audit if r["event"] == "oauth.consent" and r["outcome"] == "approved"]
+    assert [r["phase"] for r in consents] == ["before", "after"] and consents[1]["user"] == "zed"

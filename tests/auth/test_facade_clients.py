@@ -119,7 +119,7 @@ async def test_mcp_kits_client_signs_in_through_the_facade_steps_up_and_refreshe
         assert auth.flow.authorizations == 2 and facade.written == ["k1"]
 
 
-# ---------------------------------------------------------------------------------------------- a GitHub-shaped upstream
+# ------------------------------------------------------------------------------------ a GitHub-shaped upstream
 
 
 @dataclass

@@ -67,8 +67,10 @@ async def test_entra_asks_for_an_api_as_a_default_scope_and_never_sends_resource
     url = await upstream.authorization_url(state="st", challenge="c" * 43, nonce="n", mcp_scopes=["mail:read"])
     query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
     assert "resource" not in query and query["client_id"] == "the-app"
-    assert query["scope"].split() == ["openid", "profile", "email", "offline_access", "Mail.Read", "api://1234/.default"]
-    assert query["redirect_uri"] == "https://mcp.example.com/oauth/callback" and query["code_challenge_method"] == "S256"
+    assert query["scope"].split() == ["openid", "profile", "email", "offline_access", "Mail.Read",
+                                      "api://1234/.default"]
+    assert query["redirect_uri"] == "https://mcp.example.com/oauth/callback"
+    assert query["code_challenge_method"] == "S256"
     assert "s3cret" not in url
     await upstream.aclose()
 

@@ -66,7 +66,8 @@ class GitHubLike:
                                     status_code=302)
         code = secrets.token_hex(10)
         self.codes[code] = {"login": login, "challenge": query.get("code_challenge"), "scope": query.get("scope", "")}
-        return RedirectResponse(f"{self.callback}?{urlencode({'code': code, 'state': query['state']})}", status_code=302)
+        back = urlencode({"code": code, "state": query["state"]})
+        return RedirectResponse(f"{self.callback}?{back}", status_code=302)
 
     async def access_token(self, request: Request) -> Response:
         form = dict(await request.form())
