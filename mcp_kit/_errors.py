@@ -33,6 +33,10 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     │   ├── StepUpRequired                                   403 insufficient_scope, naming the scopes needed
     │   └── AuthServerUnavailable                            503, the authorization server could not be asked
     ├── MetadataError                 auth/_errors.py        authorization-server metadata unusable
+    ├── UpstreamTokenUnavailable      auth/_errors.py        ctx.upstream_token(): no identity-provider token to give
+    ├── OAuthRefusal                  auth/_facade.py        the OAuth facade's error answer (error code, description)
+    ├── ClientRefused                 auth/_facade_clients.py  a client registration or metadata document refused
+    ├── UpstreamSignInError           auth/_facade_upstream.py  the identity provider refused or was unreachable
     ├── ClientError                   client/_errors.py      mcp_kit.client: a server that cannot be reached
     │   ├── ServerNotFound, ConnectionClosed
     │   └── OAuthError                client/oauth/_errors.py  the client's authorization flow failed

@@ -5,8 +5,8 @@ annotated with it. It is never part of a tool's schema. It holds what is particu
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
 protocol era to the request's scope (`channel.py`).
 
-Imports nothing from mcp_kit but `scope`, `state` and `jsonrpc` (and, for typing only, `auth.principal`): never the
-session.
+Imports nothing from mcp_kit but `scope`, `state` and `jsonrpc` (and, for typing only, `auth.principal`;
+`auth.facade` lazily, for `upstream_token`): never the session.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .state import State, session_state, user_state
 if TYPE_CHECKING:
     from mcp_types import CreateMessageResult, ElicitResult, Root
 
+    from ..auth._facade import UpstreamToken
     from ..auth._principal import AccessToken
 
 
@@ -43,6 +44,19 @@ class Context:
         self.progress_token = self.meta.get("progressToken")
         self.principal = principal  # type: ignore[assignment]  # the transport passes what the OAuth guard validated
         self._state: State | None = None
+
+    async def upstream_token(self) -> UpstreamToken:
+        """The caller's token at the identity provider they signed in with (a server behind `FacadeConfig`).
+
+        For a tool that calls the provider's API on the caller's behalf (`headers={"Authorization":
+        token.authorization}`); refreshed first when it is about to expire. The token stays on the
+        server: never return it, log it or put it in a result. Raises `UpstreamTokenUnavailable`
+        (an `isError` result saying why) without a facade sign-in, after revocation, or when the
+        provider refuses the refresh.
+        """
+        from ..auth._facade import upstream_token_of
+
+        return await upstream_token_of(self.principal)
 
     @property
     def session_id(self) -> str:

@@ -2,7 +2,8 @@
 
 A backend bundles one small protocol per concern (`base.py`): the session registry, the event
 log for resumption, the bus, deployment-wide leases, the shared request-state key, token buckets
-(rate limits), and a small key-value store with TTLs and invalidation (response cache, state); the
+(rate limits), and a small key-value store with TTLs, write-if-absent, take-once and invalidation
+(response cache, state, the OAuth facade's codes, clients and refresh tokens); the
 Redis `TaskStore` of `mcp_kit.tasks` lives in `tasks/_redis_store.py`. Two implementations:
 
 - `MemoryBackend` (`memory.py`), the default: one process, nothing shared, nothing to install;

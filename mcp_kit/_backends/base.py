@@ -121,8 +121,16 @@ class KeyValueStore(Protocol):
         """The value, or None when it was never set, expired, or was deleted."""
         ...
 
-    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None: ...
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
+        """Store `value` for `ttl` seconds; with `only_new`, only when `key` holds no live value (a claim, a
+        lock). Whether it was stored."""
+        ...
+
+    async def kv_take(self, namespace: str, key: str) -> bytes | None:
+        """The value, deleted in the same step (None when absent): of many callers at most one gets it
+        (one-time codes, rotating tokens)."""
+        ...
 
     async def kv_delete(self, namespace: str, key: str) -> None: ...
 

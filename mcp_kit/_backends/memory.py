@@ -124,9 +124,11 @@ class MemoryBackend:
         self._values.move_to_end((namespace, key))
         return entry[1]
 
-    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None:
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
         check_value(namespace, key, value, max_value)
+        if only_new and await self.kv_get(namespace, key) is not None:
+            return False
         keys = self._keys.get(namespace, set())
         if key not in keys and len(keys) >= max_keys:
             now = self.clock()
@@ -141,6 +143,12 @@ class MemoryBackend:
         while len(self._values) > MAX_ENTRIES or self._bytes > MAX_BYTES:
             (old_namespace, old_key), _ = next(iter(self._values.items()))
             self._drop(old_namespace, old_key)
+        return True
+
+    async def kv_take(self, namespace: str, key: str) -> bytes | None:
+        value = await self.kv_get(namespace, key)
+        self._drop(namespace, key)
+        return value
 
     async def kv_delete(self, namespace: str, key: str) -> None:
         self._drop(namespace, key)

@@ -95,8 +95,13 @@ else
 end
 return {allowed, tostring(tokens), tostring(wait)}
 """
-# KEYS[1] values (hash), KEYS[2] expiries (sorted set); ARGV key, value, ttl ms, max keys -> 1 stored, 0 full
+# KEYS[1] values (hash), KEYS[2] expiries (sorted set); ARGV key, value, ttl ms, max keys, only new (1/0)
+# -> 1 stored, 0 full, -1 not stored (only new, and a live value is there)
 _KV_SET = _NOW + """
+if ARGV[5] == '1' then
+  local held = redis.call('ZSCORE', KEYS[2], ARGV[1])
+  if held ~= false and tonumber(held) > now then return -1 end
+end
 local max = tonumber(ARGV[4])
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) == false and redis.call('ZCARD', KEYS[2]) >= max then
   local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -122,6 +127,16 @@ if tonumber(expires) <= now then
   return false
 end
 return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+# KEYS as for _KV_SET; ARGV key -> the value (then deleted), or nil when absent or expired
+_KV_TAKE = _NOW + """
+local expires = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if expires == false then return false end
+local value = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if tonumber(expires) <= now then return false end
+return value
 """
 
 DEFAULT_MAX_CONNECTIONS = 128  # per process (per node in a cluster); more requests wait for one, within the timeout
@@ -167,6 +182,7 @@ class RedisBackend:
         self._take = self.client.register_script(_TAKE)
         self._kv_set = self.client.register_script(_KV_SET)
         self._kv_get = self.client.register_script(_KV_GET)
+        self._kv_take = self.client.register_script(_KV_TAKE)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -381,14 +397,19 @@ class RedisBackend:
         data = await self._op("read value", self._kv_get(keys=self._kv_keys(namespace), args=[key]))
         return bytes(data) if data is not None else None
 
-    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> None:
+    async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
         check_value(namespace, key, value, max_value)
         ttl_ms = max(1, int(ttl * 1000))
-        stored = await self._op("write value", self._kv_set(keys=self._kv_keys(namespace),
-                                                            args=[key, value, ttl_ms, max_keys]))
-        if not int(stored):
+        stored = int(await self._op("write value", self._kv_set(keys=self._kv_keys(namespace),
+                                                                args=[key, value, ttl_ms, max_keys, int(only_new)])))
+        if stored == 0:
             raise namespace_full(namespace, max_keys)
+        return stored == 1
+
+    async def kv_take(self, namespace: str, key: str) -> bytes | None:
+        data = await self._op("take value", self._kv_take(keys=self._kv_keys(namespace), args=[key]))
+        return bytes(data) if data is not None else None
 
     async def kv_delete(self, namespace: str, key: str) -> None:
         values, expiries = self._kv_keys(namespace)

@@ -339,11 +339,12 @@ def http_app(app: Application, options: HttpOptions) -> Any:
     from .._eras.record import SessionState
     from .._transports.http import create_app
     from ..auth._config import AuthConfig
+    from ..auth._facade_config import FacadeConfig
     from .attach import attached
 
     app.mask_errors_for("http")
     auth = options.auth
-    if isinstance(auth, AuthConfig) and auth.scopes_supported is None and app.declared_scopes():
+    if isinstance(auth, (AuthConfig, FacadeConfig)) and auth.scopes_supported is None and app.declared_scopes():
         # the metadata names every scope a client may need: the server-wide ones and each primitive's
         published = tuple(dict.fromkeys((*auth.required_scopes, *app.declared_scopes())))
         options = dataclasses.replace(options, auth=dataclasses.replace(auth, scopes_supported=published))

@@ -197,6 +197,13 @@ def create_app(
     app = MCPHttpApp(starlette, table, endpoint, policy)
     if options.auth is None:
         return app
+    from ..auth._facade_config import FacadeConfig
+
+    if isinstance(options.auth, FacadeConfig):
+        from .._backends import MemoryBackend
+        from ..auth._facade import FacadeGuard
+
+        return FacadeGuard(app, options.auth, backend if backend is not None else MemoryBackend())
     from ..auth._middleware import OAuthGuard
 
     return OAuthGuard(app, options.auth)

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
     from ..auth._config import AuthConfig
+    from ..auth._facade_config import FacadeConfig
     from ..auth._validator import TokenValidator
 
-    OAuth = Union[AuthConfig, TokenValidator]
+    OAuth = Union[AuthConfig, TokenValidator, FacadeConfig]
 
 DEFAULT_MAX_BODY = 16 << 20  # bytes of a request body (413 beyond)
 DEFAULT_BODY_TIMEOUT = 30.0  # seconds a request body may take to arrive (408 beyond)
@@ -31,7 +32,8 @@ class HttpOptions:
     host: str = "127.0.0.1"  # bind address; loopback also turns on the default Host/Origin allow-lists
     port: int = 8000
     auth_token: str | None = None  # one shared static bearer token...
-    auth: OAuth | None = None  # ...or an OAuth 2.1 resource server (mcp_kit.auth.AuthConfig or TokenValidator)
+    auth: OAuth | None = None  # ...or OAuth 2.1: a resource server (mcp_kit.auth.AuthConfig or TokenValidator), or
+    # its clients' authorization server in front of an identity provider (mcp_kit.auth.FacadeConfig)
     allowed_origins: Sequence[str] = ()
     allowed_hosts: Sequence[str] = ()
     json_response: bool = False  # answer Streamable HTTP POSTs with JSON rather than an SSE stream

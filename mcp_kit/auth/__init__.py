@@ -13,6 +13,17 @@ matching), `_metadata` (RFC 9728 document and paths), `_challenge` (WWW-Authenti
 `_principal` (AccessToken, the canonical owner), `_scopes`, `_errors`, `_middleware` (the ASGI guard),
 `_step_up`, `_options` (command-line flags).
 
+Signing in with an identity provider that registers no MCP clients (Entra ID, Google, GitHub, ...):
+`FacadeConfig` makes the server its clients' authorization server in front of that provider
+(`_facade` the endpoints, `_facade_config` with `UpstreamProvider` and its presets in
+`_facade_presets`, `_facade_clients` registration and client metadata documents, `_facade_upstream`
+the provider, `_facade_tokens` the server's own tokens, `_facade_store` the backend records,
+`_facade_pages` the consent page and the audit trail).
+
+    app.run(transport="http", auth=FacadeConfig(resource="https://mcp.example.com/mcp",
+                                                upstream=UpstreamProvider.github(),
+                                                client_id="Iv1.…", client_secret=secret))
+
 This package imports nothing from the rest of mcp_kit but the root exception: the session,
 transports and servers may use it, never the other way round.
 """
@@ -24,12 +35,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._config import AuthConfig
-    from ._errors import AuthError, AuthServerUnavailable, InvalidRequest, InvalidToken, StepUpRequired
+    from ._errors import (
+        AuthError,
+        AuthServerUnavailable,
+        InvalidRequest,
+        InvalidToken,
+        StepUpRequired,
+        UpstreamTokenUnavailable,
+    )
+    from ._facade import UpstreamToken
+    from ._facade_config import FacadeConfig, UpstreamProvider
     from ._principal import STATE_KEY, AccessToken, access_token_of
 
 _HOMES = {"AuthConfig": "_config", "AuthError": "_errors", "AuthServerUnavailable": "_errors",
           "StepUpRequired": "_errors", "InvalidRequest": "_errors", "InvalidToken": "_errors",
-          "STATE_KEY": "_principal", "AccessToken": "_principal", "access_token_of": "_principal"}
+          "STATE_KEY": "_principal", "AccessToken": "_principal", "access_token_of": "_principal",
+          "FacadeConfig": "_facade_config", "UpstreamProvider": "_facade_config", "UpstreamToken": "_facade",
+          "UpstreamTokenUnavailable": "_errors"}
 
 __all__ = [
     "STATE_KEY",
@@ -37,9 +59,13 @@ __all__ = [
     "AuthConfig",
     "AuthError",
     "AuthServerUnavailable",
+    "FacadeConfig",
     "StepUpRequired",
     "InvalidRequest",
     "InvalidToken",
+    "UpstreamProvider",
+    "UpstreamToken",
+    "UpstreamTokenUnavailable",
     "access_token_of",
 ]
 

@@ -5,6 +5,7 @@
     ├── InvalidToken          -> 401 invalid_token (malformed, bad signature, expired, another audience...)
     ├── StepUpRequired     -> 403 insufficient_scope, naming the scopes the request needs
     └── AuthServerUnavailable -> 503: the authorization server could not be asked (JWKS, introspection)
+    UpstreamTokenUnavailable  -> a tool asked for the caller's identity-provider token and there is none
 
 Imports nothing from mcp_kit but the root exception. Messages never contain a token.
 """
@@ -53,3 +54,11 @@ class AuthServerUnavailable(AuthError):
 
 class MetadataError(MCPKitError):
     """No usable authorization server metadata (unreachable, absent, or not about this issuer)."""
+
+
+class UpstreamTokenUnavailable(MCPKitError):
+    """`ctx.upstream_token()` has no token to give: no facade sign-in, a revoked grant, or a failed refresh.
+
+    The message says why and what the caller can do (usually: authorize again); inside a tool it
+    becomes an `isError` result with that message.
+    """

@@ -36,11 +36,14 @@ def node_binary() -> str:
 
 
 @contextlib.contextmanager
-def start_authorization_server(ready_timeout: float = 30.0) -> Iterator[AuthorizationServer]:
+def start_authorization_server(ready_timeout: float = 30.0, *, mode: str | None = None
+                               ) -> Iterator[AuthorizationServer]:
+    """Run server.mjs; `mode="upstream"`: no dynamic registration, as an identity provider behind a facade."""
     if not (SERVER_DIR / "node_modules" / "oidc-provider").is_dir():
         raise RuntimeError("oidc-provider is not installed: run bin/test, or `npm ci` in tests/oauth_server")
+    env = {**os.environ, "PORT": "0", **({"OAUTH_TEST_MODE": mode} if mode else {})}
     process = subprocess.Popen([node_binary(), str(SERVER_DIR / "server.mjs")], cwd=SERVER_DIR,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PORT": "0"})
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     stderr: list[bytes] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr or []), daemon=True).start()
     try:

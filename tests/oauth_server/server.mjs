@@ -17,8 +17,13 @@
 //   GET  /_test/requests                       how often each path was requested, e.g. {"/jwks": 2}
 //   GET  /_test/clients/<id>                   what a (dynamically registered) client registered with
 //
-// Static clients: `mcp-resource-server` / `resource-server-secret` (confidential; introspects tokens) and
-// `pre-registered-client` (public, native, loopback redirects on any port).
+// Static clients: `mcp-resource-server` / `resource-server-secret` (confidential; introspects tokens),
+// `pre-registered-client` (public, native, loopback redirects on any port) and `mcp-facade` /
+// `facade-upstream-secret` (confidential, redirects to http://127.0.0.1:<any port>/oauth/callback: an MCP
+// server's OAuth facade signing its users in here).
+//
+//   OAUTH_TEST_MODE=upstream   an identity provider as teams have them: no dynamic client registration,
+//                              so only the static clients exist (the facade's tests run it this way)
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http from 'node:http';
 
@@ -26,6 +31,7 @@ import Provider from 'oidc-provider';
 
 const MCP_SCOPES = (process.env.OAUTH_TEST_SCOPES || 'mcp:read mcp:write mcp:admin').split(/\s+/).filter(Boolean);
 const ACCESS_TOKEN_TTL = Number(process.env.OAUTH_TEST_ACCESS_TOKEN_TTL || 600);
+const UPSTREAM_MODE = process.env.OAUTH_TEST_MODE === 'upstream';
 
 const resources = new Map(); // resource indicator -> {format, scopes, ttl}
 const requestCounts = {};
@@ -59,10 +65,22 @@ function buildProvider() {
         redirect_uris: ['http://127.0.0.1/callback', 'http://localhost/callback'],
         token_endpoint_auth_method: 'none',
       },
+      {
+        client_id: 'mcp-facade',
+        client_secret: 'facade-upstream-secret',
+        application_type: 'native',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/oauth/callback'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
     ],
-    scopes: ['openid', 'offline_access', ...MCP_SCOPES],
-    claims: { openid: ['sub'] },
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    scopes: ['openid', 'offline_access', 'profile', 'email', ...MCP_SCOPES],
+    claims: { openid: ['sub'], profile: ['preferred_username'], email: ['email'] },
+    findAccount: async (_ctx, sub) => ({
+      accountId: sub,
+      claims: async () => ({ sub, preferred_username: sub, email: `${sub}@example.test` }),
+    }),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     pkce: { required: () => true },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -76,7 +94,7 @@ function buildProvider() {
     },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: { enabled: !UPSTREAM_MODE },
       introspection: { enabled: true },
       revocation: { enabled: true },
       resourceIndicators: {
