@@ -1,6 +1,6 @@
 """The HTTP responses the MCP endpoints send, hand-written where the hot path needs it.
 
-- `error_response`, `too_busy`: a JSON-RPC error object (id null) with an HTTP status.
+- `error_response`, `too_busy`, `too_many_requests`: a JSON-RPC error object (id null) with an HTTP status.
 - `JSONBytesResponse`: an already-encoded JSON body, sent as is.
 - `EventStreamResponse`: one POST's events as SSE, in a single write when the answer is ready at once.
 - `followed_stream`: a long-lived SSE stream (GET, resumption, 2026-07-28 streams), with keep-alive
@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
 from ..backends.base import RETRY_AFTER_SECONDS
+from ..dispatcher import TOO_MANY_REQUESTS
 from ..jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from .event_streams import Event, EventStream
 
@@ -38,6 +39,13 @@ def too_busy() -> HTTPResponse:
     """503: `max_sessions` sessions and stateless requests are in flight."""
     return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions and requests in flight "
                                                 "(--max-sessions); try again later", {"Retry-After": "5"})
+
+
+def too_many_requests(max_in_flight: int) -> HTTPResponse:
+    """429: the session already runs its maximum of requests at once; the client retries once one is answered."""
+    return error_response(429, TOO_MANY_REQUESTS, f"Too Many Requests: this session already has {max_in_flight} "
+                          "requests in flight, the most it runs at once; retry once one of them is answered",
+                          {"Retry-After": "1"})
 
 
 def unavailable(reason: str) -> HTTPResponse:

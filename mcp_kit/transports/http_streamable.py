@@ -1,7 +1,9 @@
 """Streamable HTTP in the handshake era (2025-03-26 ... 2025-11-25) on `/mcp`: sessions by `Mcp-Session-Id`.
 
 POST carries messages (already decoded by the endpoint) and is answered as JSON or as an SSE
-stream carrying the request's notifications first; GET opens the session's standalone stream or
+stream carrying the request's notifications first; a POST carrying a request while the session
+already has its maximum in flight (`Dispatcher.max_in_flight`) is answered 429 with Retry-After,
+and its body is dropped (answers and notifications still go through). GET opens the session's standalone stream or
 resumes one with `Last-Event-ID`; DELETE ends the session. `initialize` opens a session (the one
 MCP fact this module needs besides the priming rule, which it asks the connection about).
 
@@ -34,6 +36,7 @@ from .http_responses import (
     error_response,
     followed_stream,
     too_busy,
+    too_many_requests,
     unavailable,
 )
 from .http_scopes import RequiredScopes, caller, owns, scope_refusal
@@ -98,6 +101,8 @@ class StreamableHTTP:
         if not requests:
             await dispatcher.feed(decoded, principal=principal)
             return HTTPResponse(status_code=202)
+        if dispatcher.full:  # the body was read (bounded by max_body); what it asks is not kept
+            return too_many_requests(dispatcher.max_in_flight)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
         stream = writer.streams.open(resumable=not json_reply)  # a JSON reply can never be resumed: not kept
         duplicates = writer.bind(requests, stream)
