@@ -4,7 +4,9 @@ POST carries messages (already decoded by the endpoint) and is answered as JSON 
 stream carrying the request's notifications first; a POST carrying a request while the session
 already has its maximum in flight (`Dispatcher.max_in_flight`) is answered 429 with Retry-After,
 and its body is dropped (answers and notifications still go through). GET opens the session's standalone stream or
-resumes one with `Last-Event-ID`; DELETE ends the session. `initialize` opens a session (the one
+resumes one with `Last-Event-ID` (410 Gone, naming the gap, when the events after it are no longer kept,
+in this process's store or in the shared event log: never a replay that silently skips some); DELETE
+ends the session. `initialize` opens a session (the one
 MCP fact this module needs besides the priming rule, which it asks the connection about).
 
 Must not import: session, server, or anything MCP.
@@ -34,6 +36,7 @@ from .http_responses import (
     EventStreamResponse,
     JSONBytesResponse,
     error_response,
+    events_lost,
     followed_stream,
     too_busy,
     too_many_requests,
@@ -153,6 +156,8 @@ class StreamableHTTP:
             located = writer.streams.find_event(last_event_id)
             if located is not None:
                 stream, position = located
+                if position < stream.dropped:  # the events after it were forgotten: no replay with a silent gap
+                    return events_lost(last_event_id, stream.id, stream.dropped + 1)
                 if stream.finished and position >= stream.dropped + len(stream.events):
                     # The client already has every event of a stream that will carry no more. The
                     # spec lets a GET be answered 405 when no SSE stream is offered; clients that
@@ -188,6 +193,8 @@ class StreamableHTTP:
             return unavailable(str(exc))
         if not exists:
             return None
+        if first and first[0][0] > int(seq) + 1:  # the log is capped: the events between are gone
+            return events_lost(last_event_id, stream_id, first[0][0])
         if finished and not first:
             return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream_id} is complete and its "
                                   "last event was delivered; nothing to resume", {"Allow": "GET, POST, DELETE"})
@@ -213,6 +220,10 @@ async def _follow_log(backend: Backend, session_id: str, stream_id: str, after: 
     entries = first
     last = after
     while True:
+        if entries and entries[0][0] > last + 1:  # the log dropped events this follower has not had
+            logger.warning("session %s: a follower of stream %s fell behind its capped event log; ending its response "
+                           "(it resumes from event %d and is told what was lost)", session_id, stream_id, last)
+            return
         for seq, data in entries:
             last = seq
             if data:
