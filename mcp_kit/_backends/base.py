@@ -67,7 +67,11 @@ class EventLog(Protocol):
 
     async def read_events(self, session_id: str, stream_id: str, after: int, wait: float
                           ) -> tuple[list[tuple[int, bytes]], bool, bool]:
-        """Entries with seq > `after` (waiting up to `wait` seconds for the first); (entries, finished, exists)."""
+        """Entries with seq > `after` (waiting up to `wait` seconds for the first); (entries, finished, exists).
+
+        A stream's sequence numbers run from 1 without gaps; a log that keeps only a stream's latest
+        entries returns what it kept, so entries starting above `after + 1` tell the caller that the
+        ones between are gone."""
         ...
 
 

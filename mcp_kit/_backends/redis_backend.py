@@ -6,7 +6,9 @@ keeps them on one node:
 
     mcp:{<session id>}:state        the session record (JSON), TTL = the session TTL, renewed per request
     mcp:{<session id>}:ev:<stream>  a Redis stream of one SSE stream's events (seq, data), then an end
-                                    mark; at most MAX_STREAM_EVENTS entries, TTL = the resumption grace
+                                    mark; at most MAX_STREAM_EVENTS entries, the oldest dropped first (a
+                                    read after a dropped seq returns what is kept: its first seq tells the
+                                    gap, answered 410), TTL = the resumption grace
     mcp:{<session id>}:legacy       the process holding a legacy `/sse` stream, TTL renewed while open
     mcp:{lease:<sha1 of name>}      a lease (a watcher running once per deployment), renewed by its holder
     mcp:{secret}                    the request-state signing key, created once by whichever process is first

@@ -13,6 +13,13 @@ without waiting), `request` (with a timeout), `start_soon` (background work of t
 transport) builds the dispatcher over its writer, builds the handler with the dispatcher as its
 port, and `attach`es it.
 
+Backpressure: at most `max_in_flight` requests of one peer run at once. `feed_frame` (what a
+reader of a byte stream calls, line by line) waits while that many are in flight, so the reader
+stops reading until one ends; a batch starts its requests as room frees up; a transport that
+cannot stop reading (an HTTP POST) checks `full` and refuses (`TOO_MANY_REQUESTS`). What a peer
+pipelines therefore waits in the operating system's buffers, not in this process's memory. The
+cost on the hot path is one length comparison per frame.
+
 Ownership: every task the dispatcher starts is registered with it until it has ended (a request's
 task in the in-flight table, which it leaves only once its answer was handed to the writer;
 background work in a set). `close()` cancels them all, fails outbound waits and tells the handler;
@@ -59,6 +66,8 @@ CANCELLED_NOTIFICATION = "notifications/cancelled"
 
 
 CLOSE_TIMEOUT = 5.0  # how long `aclose` waits for cancelled tasks to end
+MAX_IN_FLIGHT = 1000  # requests of one peer running at once; reading waits (or HTTP refuses) beyond
+TOO_MANY_REQUESTS = -31004  # mcp_kit's (see errors.py): the peer already has `max_in_flight` requests running
 
 
 class MessageWriter(Protocol):
@@ -110,13 +119,14 @@ class Handler(Protocol):
 
 
 class _InFlight:
-    __slots__ = ("task", "cancelled_by_peer", "stopped", "running")
+    __slots__ = ("task", "cancelled_by_peer", "stopped", "running", "settled")
 
     def __init__(self) -> None:
         self.task: asyncio.Task[Any] | None = None
         self.cancelled_by_peer = False
         self.stopped = False  # cancelled (by the peer, or the connection is gone)
         self.running = False  # the task has started: from now on it is stopped by cancelling it
+        self.settled = False  # in a batch: it has its answer, and waits (tracked, not running) for the others
 
     def stop(self) -> None:
         """Cancel the request. A task that has not started yet is not cancelled (a coroutine cancelled
@@ -133,7 +143,9 @@ class Dispatcher:
     handler before feeding it anything.
     """
 
-    def __init__(self, writer: MessageWriter, handler: Handler | None = None) -> None:
+    def __init__(
+        self, writer: MessageWriter, handler: Handler | None = None, *, max_in_flight: int = MAX_IN_FLIGHT
+    ) -> None:
         self._handler: Handler = handler if handler is not None else _Unattached()
         self._writer = writer
         self._release = writer.release if isinstance(writer, ReleasingWriter) else _nothing_to_release
@@ -146,6 +158,9 @@ class Dispatcher:
         self.id_prefix = "s"  # outbound request ids; unique per process when several serve one session
         self.on_unknown_reply: Callable[[Response | ErrorResponse], None] | None = None  # e.g. relay to the asker
         self._idle: asyncio.Event | None = None  # made by the first wait_idle(); set when nothing is in flight
+        self.max_in_flight = max_in_flight
+        self._room: asyncio.Event | None = None  # made while someone waits for room; set when a request ends
+        self._settled = 0  # batch requests that have their answer and wait for the rest of their batch
         self.closed = False
 
     def attach(self, handler: Handler) -> None:
@@ -161,7 +176,10 @@ class Dispatcher:
     # ------------------------------------------------------------------ inbound
 
     async def feed_frame(self, frame: bytes | str) -> None:
-        """Decode one frame (a line or a body) and act on it."""
+        """Decode one frame (a line or a body) and act on it; first wait while `max_in_flight` requests
+        are running (the caller, reading a stream, stops reading meanwhile)."""
+        if len(self._in_flight) - self._settled >= self.max_in_flight:
+            await self.wait_for_room()
         await self.feed(decode_message(frame))
 
     async def feed(
@@ -228,12 +246,25 @@ class Dispatcher:
             self._in_flight.pop(request.id, None)
             if self._idle is not None and not self._in_flight:
                 self._idle.set()
+            if self._room is not None:
+                self._room.set()
+                self._room = None
 
     def _finished(self, request_id: RequestId) -> None:
-        """The request's task is done with it (answered, or not to be answered): its id is free again."""
-        self._in_flight.pop(request_id, None)
+        """The batch is done with the request (answered, or not to be answered): its id is free again."""
+        entry = self._in_flight.pop(request_id, None)
+        if entry is not None and entry.settled:
+            self._settled -= 1
         if self._idle is not None and not self._in_flight:
             self._idle.set()
+
+    def _settle(self, entry: _InFlight) -> None:
+        """A batch request has its answer: it no longer counts against `max_in_flight`."""
+        entry.settled = True
+        self._settled += 1
+        if self._room is not None:
+            self._room.set()
+            self._room = None
 
     def _substitute(self, request: Request, error: EncodeError) -> Message:
         """The answer sent when the real one could not be encoded: never silence."""
@@ -263,6 +294,12 @@ class Dispatcher:
 
     async def _answer(self, request: Request, entry: _InFlight, principal: object | None) -> Message | None:
         """Run the handler and return the response to send, or None when the request was cancelled (batches)."""
+        try:
+            return await self._answer_of(request, entry, principal)
+        finally:
+            self._settle(entry)
+
+    async def _answer_of(self, request: Request, entry: _InFlight, principal: object | None) -> Message | None:
         try:
             if entry.stopped:  # cancelled before it could start
                 return None
@@ -312,6 +349,8 @@ class Dispatcher:
         started: list[tuple[Request, asyncio.Task[Message | None]] | ErrorResponse | None] = []
         for item in batch.items:
             if isinstance(item, Request):
+                if len(self._in_flight) - self._settled >= self.max_in_flight:
+                    await self.wait_for_room()
                 entry = self._track(item)
                 if entry is None:
                     continue
@@ -373,6 +412,38 @@ class Dispatcher:
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
+
+    @property
+    def full(self) -> bool:
+        """Whether `max_in_flight` requests are running: a new one waits (`feed_frame`) or is refused."""
+        return len(self._in_flight) - self._settled >= self.max_in_flight
+
+    async def wait_for_room(self) -> None:
+        """Return once fewer than `max_in_flight` requests are running, or the connection is closed."""
+        while len(self._in_flight) - self._settled >= self.max_in_flight and not self.closed:
+            if self._room is None:
+                self._room = asyncio.Event()
+            await self._room.wait()
+
+    def refuse(self, decoded: Decoded) -> bool:
+        """Answer every request in `decoded` with TOO_MANY_REQUESTS when the peer's requests fill the bound
+        (for a transport that cannot stop reading and has no other way to say so); False when not full."""
+        if not self.full or (isinstance(decoded, Batch) and not self._handler.accepts_batches()):
+            return False
+        items = decoded.items if isinstance(decoded, Batch) else [decoded]
+        refusals: list[Message] = [self.too_many_requests(item.id) for item in items if isinstance(item, Request)]
+        if not refusals:
+            return False
+        for item in items:  # what else it carries (answers, cancellations) is still taken
+            if not isinstance(item, Request):
+                self._spawn(self.feed(item))
+        self._spawn(self._send_quietly(refusals if isinstance(decoded, Batch) else refusals[0], None))
+        return True
+
+    def too_many_requests(self, request_id: RequestId | None) -> ErrorResponse:
+        """The answer to a request refused because the peer already has `max_in_flight` requests running."""
+        return ErrorResponse(request_id, TOO_MANY_REQUESTS, f"Too many requests: {self.max_in_flight} requests of this "
+                             "connection are already running, the most it runs at once; retry once one is answered")
 
     async def wait_idle(self) -> None:
         """Return once no inbound request is in flight (at once when none is)."""
@@ -473,6 +544,8 @@ class Dispatcher:
             entry.stop()
         for pending in self._pending.values():
             pending.event.set()
+        if self._room is not None:
+            self._room.set()
         for task in self._background:
             task.cancel()
         self._handler.close()

@@ -10,7 +10,8 @@
 
 Codes: -32700 ... -32603 are JSON-RPC's; -32002 and -32020 ... -32022 the MCP specification's. The
 specification reserves -32020 ... -32099 for itself and retires -32000 ... -32019, and asks for
-application-defined codes outside -32768 ... -32000: mcp_kit's own start at -31000.
+application-defined codes outside -32768 ... -32000: mcp_kit's own start at -31000 (TOO_MANY_REQUESTS,
+-31004, is the dispatcher's: a request past the connection's maximum in flight).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import MCPKitError
+from .dispatcher import TOO_MANY_REQUESTS as TOO_MANY_REQUESTS  # the dispatcher's code, named here with the others
 from .jsonrpc import INVALID_PARAMS, JSONRPCError
 
 RESOURCE_NOT_FOUND = -32002

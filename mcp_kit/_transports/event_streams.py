@@ -10,6 +10,12 @@ happens. Only what can be resumed is kept, and only while it can be:
 - kept bytes are copies (the encoder's buffers are over-allocated), bounded per session
   (`max_events`, `max_bytes`) and per server (`StoreBudget`), oldest finished streams first.
 
+A stream's sequence numbers run from 1 without gaps, so event `<stream>-<n>` sits at absolute
+position n - 1, and the event after it at n. The standalone stream forgets its oldest events past
+`max_events`: a position below `dropped` names events that are gone (the HTTP transport answers 410
+rather than replay with a silent gap), and a kept stream whose follower fell that far behind ends
+its response (the client resumes, and is told the same).
+
 Imports nothing from mcp_kit.
 """
 
@@ -136,13 +142,14 @@ class EventStream:
             await self._next_change()
 
     def index_after(self, event_id: str | None) -> int:
-        """The absolute position just after `event_id` (the start when it is unknown)."""
+        """The absolute position just after `event_id`: below `dropped` when the events after it were
+        forgotten; the oldest kept when it is None or names no event this stream has had."""
         if event_id is None:
             return self.dropped
-        for index, event in enumerate(self.events):
-            if event.id == event_id:
-                return self.dropped + index + 1
-        return self.dropped
+        stream_id, _, seq = event_id.rpartition("-")
+        if stream_id != self.id or not seq.isdigit() or int(seq) > self.dropped + len(self.events):
+            return self.dropped
+        return int(seq)
 
     def forget_oldest(self, count: int) -> None:
         freed = sum(len(e.data) for e in self.events[:count])
@@ -155,12 +162,20 @@ class EventStream:
             self.owner.budget.total_bytes -= freed
 
     async def follow_chunks(self, start: int = 0) -> AsyncIterator[list[Event]]:
-        """Like `follow`, but yields every event available at once as one list (fewer writes)."""
+        """Like `follow`, but yields every event available at once as one list (fewer writes).
+
+        A kept stream (one a client can resume) ends when its follower fell so far behind that events it
+        has not had were forgotten: the client resumes from the last event it got and learns of the gap.
+        """
         position = max(start, self.dropped)
         self.consumers += 1
         try:
             while True:
                 offset = position - self.dropped
+                if offset < 0 and self.owner is not None:
+                    logger.warning("stream %s: %d events a client had not had yet were forgotten; ending its response",
+                                   self.id, -offset)
+                    return
                 if offset < len(self.events):
                     chunk = self.events[max(offset, 0):]
                     position = self.dropped + len(self.events)

@@ -3,14 +3,16 @@
 GET `/sse` opens a session: its first event, `endpoint`, names the URL to POST messages to
 (`/messages/?session_id=...`); every message from the server arrives on that one stream as an
 event `message`. POSTs answer 202 (400 for a malformed body, 404 for an unknown session or one another OAuth
-caller opened). A tool, resource or prompt the caller lacks scopes for is refused in the answer
+caller opened, 429 with Retry-After for a request while the session already has its maximum in
+flight). A tool, resource or prompt the caller lacks scopes for is refused in the answer
 on the stream (`_app/methods.py`): the 202 has already told the client its post arrived.
 Closing the stream ends the session.
 
 With a shared backend the process holding a `/sse` stream records itself as its holder; a POST
 landing on another process is checked (400 for a malformed body, 404 when no process holds the
 session) and relayed on the bus to the holder, which feeds it to the session: its answer goes
-down the one stream, as if the POST had landed there.
+down the one stream, as if the POST had landed there (a relayed request past the session's maximum in
+flight is answered there with the dispatcher's TOO_MANY_REQUESTS error).
 
 Must not import: session, server, or anything MCP.
 """
@@ -25,11 +27,11 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
 from .._backends import BackendUnavailable
-from .._protocol.jsonrpc import INVALID_REQUEST, Message, RequestId, encode_message
+from .._protocol.jsonrpc import INVALID_REQUEST, Batch, Message, Request, RequestId, encode_message
 from ..auth._principal import principal_to_dict, session_owner
 from .event_streams import EventStream
 from .http_common import read_message
-from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy, unavailable
+from .http_responses import KEEP_ALIVE_SECONDS, error_response, too_busy, too_many_requests, unavailable
 from .http_scopes import caller, owns
 from .http_sessions import SessionTable
 
@@ -101,7 +103,13 @@ class LegacySSE:
         decoded = await read_message(request)
         if isinstance(decoded, HTTPResponse):
             return decoded
-        await served.dispatcher.feed(decoded, principal=caller(request))
+        dispatcher = served.dispatcher
+        if dispatcher.full and (
+            isinstance(decoded, Request)
+            or (isinstance(decoded, Batch) and any(isinstance(item, Request) for item in decoded.items))
+        ):
+            return too_many_requests(dispatcher.max_in_flight)
+        await dispatcher.feed(decoded, principal=caller(request))
         return HTTPResponse("Accepted", status_code=202)
 
     async def _relay(self, request: HTTPRequest, session_id: str) -> HTTPResponse:

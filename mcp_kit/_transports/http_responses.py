@@ -1,6 +1,7 @@
 """The HTTP responses the MCP endpoints send, hand-written where the hot path needs it.
 
-- `error_response`, `too_busy`: a JSON-RPC error object (id null) with an HTTP status.
+- `error_response`, `too_busy`, `too_many_requests`, `events_lost`: a JSON-RPC error object (id null) with an
+  HTTP status.
 - `JSONBytesResponse`: an already-encoded JSON body, sent as is.
 - `EventStreamResponse`: one POST's events as SSE, in a single write when the answer is ready at once.
 - `followed_stream`: a long-lived SSE stream (GET, resumption, 2026-07-28 streams), with keep-alive
@@ -22,6 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
 from .._backends.base import RETRY_AFTER_SECONDS
+from .._protocol.dispatcher import TOO_MANY_REQUESTS
 from .._protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 from .event_streams import Event, EventStream
 
@@ -29,16 +31,41 @@ KEEP_ALIVE_SECONDS = 15
 
 
 def error_response(status: int, code: int, message: str, headers: dict[str, str] | None = None,
-                   request_id: object = None) -> HTTPResponse:
+                   request_id: object = None, data: dict[str, Any] | None = None) -> HTTPResponse:
     """A JSON-RPC error object (id null unless the request's id could be read) with an HTTP status."""
-    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}},
-                        status_code=status, headers=headers)
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=status, headers=headers)
+
+
+def events_lost(last_event_id: str, stream_id: str, first_kept: int) -> HTTPResponse:
+    """410: the events of `stream_id` after `last_event_id` are no longer all kept (a bounded store forgot the
+    oldest), so the stream cannot be resumed without a gap; `first_kept` is the oldest kept sequence number.
+
+    The data names the gap and the `Last-Event-ID` that resumes with what is still kept (`resumeWith`).
+    """
+    resume_with = f"{stream_id}-{first_kept - 1}"
+    after = last_event_id.rpartition("-")[2]
+    lost = first_kept - 1 - int(after) if after.isdigit() else None
+    return error_response(410, INVALID_REQUEST, f"Gone: the events of stream {stream_id} after {last_event_id} are no "
+                          f"longer kept (the oldest kept is {stream_id}-{first_kept}); they cannot be replayed. "
+                          f"Resume with Last-Event-ID: {resume_with} to receive the events still kept",
+                          data={"lastEventId": last_event_id, "firstKeptEventId": f"{stream_id}-{first_kept}",
+                                "lostEvents": lost, "resumeWith": resume_with})
 
 
 def too_busy() -> HTTPResponse:
     """503: `max_sessions` sessions and stateless requests are in flight."""
     return error_response(503, INVALID_REQUEST, "Service Unavailable: too many sessions and requests in flight "
                                                 "(--max-sessions); try again later", {"Retry-After": "5"})
+
+
+def too_many_requests(max_in_flight: int) -> HTTPResponse:
+    """429: the session already runs its maximum of requests at once; the client retries once one is answered."""
+    return error_response(429, TOO_MANY_REQUESTS, f"Too Many Requests: this session already has {max_in_flight} "
+                          "requests in flight, the most it runs at once; retry once one of them is answered",
+                          {"Retry-After": "1"})
 
 
 def unavailable(reason: str) -> HTTPResponse:

@@ -222,7 +222,8 @@ class SessionTable:
             logger.warning("legacy session %s: a relayed message from another caller dropped", served.session_id)
             return
         decoded = decode_message(str(message.get("body", "")).encode())
-        self._tg.start_soon(functools.partial(served.dispatcher.feed, decoded, principal=principal))
+        if not served.dispatcher.refuse(decoded):  # past the session's maximum in flight its requests are refused
+            self._tg.start_soon(functools.partial(served.dispatcher.feed, decoded, principal=principal))
 
     async def end_everywhere(self, session_id: str) -> None:
         """DELETE: end the session here, in the registry and (through the bus) on every process."""

@@ -1,8 +1,12 @@
 """Streamable HTTP in the handshake era (2025-03-26 ... 2025-11-25) on `/mcp`: sessions by `Mcp-Session-Id`.
 
 POST carries messages (already decoded by the endpoint) and is answered as JSON or as an SSE
-stream carrying the request's notifications first; GET opens the session's standalone stream or
-resumes one with `Last-Event-ID`; DELETE ends the session. `initialize` opens a session (the one
+stream carrying the request's notifications first; a POST carrying a request while the session
+already has its maximum in flight (`Dispatcher.max_in_flight`) is answered 429 with Retry-After,
+and its body is dropped (answers and notifications still go through). GET opens the session's standalone stream or
+resumes one with `Last-Event-ID` (410 Gone, naming the gap, when the events after it are no longer kept,
+in this process's store or in the shared event log: never a replay that silently skips some); DELETE
+ends the session. `initialize` opens a session (the one
 MCP fact this module needs besides the priming rule, which it asks the connection about).
 
 Must not import: session, server, or anything MCP.
@@ -33,8 +37,10 @@ from .http_responses import (
     EventStreamResponse,
     JSONBytesResponse,
     error_response,
+    events_lost,
     followed_stream,
     too_busy,
+    too_many_requests,
     unavailable,
 )
 from .http_scopes import RequiredScopes, caller, owns, scope_refusal
@@ -113,6 +119,8 @@ class StreamableHTTP:
         if not requests:
             await dispatcher.feed(decoded, principal=principal)
             return HTTPResponse(status_code=202)
+        if dispatcher.full:  # the body was read (bounded by max_body); what it asks is not kept
+            return too_many_requests(dispatcher.max_in_flight)
         json_reply = self.options.json_response or not accepts(request, "text/event-stream")
         stream = writer.streams.open(resumable=not json_reply)  # a JSON reply can never be resumed: not kept
         duplicates = writer.bind(requests, stream)
@@ -172,6 +180,8 @@ class StreamableHTTP:
             located = writer.streams.find_event(last_event_id)
             if located is not None:
                 stream, position = located
+                if position < stream.dropped:  # the events after it were forgotten: no replay with a silent gap
+                    return events_lost(last_event_id, stream.id, stream.dropped + 1)
                 if stream.finished and position >= stream.dropped + len(stream.events):
                     # The client already has every event of a stream that will carry no more. The
                     # spec lets a GET be answered 405 when no SSE stream is offered; clients that
@@ -207,6 +217,8 @@ class StreamableHTTP:
             return unavailable(str(exc))
         if not exists:
             return None
+        if first and first[0][0] > int(seq) + 1:  # the log is capped: the events between are gone
+            return events_lost(last_event_id, stream_id, first[0][0])
         if finished and not first:
             return error_response(405, INVALID_REQUEST, f"Method Not Allowed: stream {stream_id} is complete and its "
                                   "last event was delivered; nothing to resume", {"Allow": "GET, POST, DELETE"})
@@ -236,6 +248,10 @@ async def _follow_log(backend: Backend, session_id: str, stream_id: str, after: 
     entries = first
     last = after
     while True:
+        if entries and entries[0][0] > last + 1:  # the log dropped events this follower has not had
+            logger.warning("session %s: a follower of stream %s fell behind its capped event log; ending its response "
+                           "(it resumes from event %d and is told what was lost)", session_id, stream_id, last)
+            return
         for seq, data in entries:
             last = seq
             if data:

@@ -10,6 +10,11 @@ iteration leave in one write.
 While serving, file descriptor 1 is pointed at stderr, so a stray `print()` (or a child process)
 cannot corrupt the protocol stream; the protocol keeps its own duplicate of stdout.
 
+Backpressure: reading waits while the frame handler does (the dispatcher's `feed_frame` waits while
+the connection has its maximum of requests in flight), and little is read ahead of it (on the loop,
+at most two chunks buffered before the pipe stops being read; in threads, `stdio_threads.AHEAD`
+chunks): what a peer pipelines beyond that stays in the pipe, and the peer's writes block.
+
 Shutdown is the same on every system: end of input or a stop signal (`stop_signals`) ends reading,
 requests in flight get `grace` seconds to be answered, then the connection closes and what was
 written is flushed (waited on, with a deadline).
@@ -186,7 +191,7 @@ async def read_lines(fd: int, mode: str | None = None) -> AsyncIterator[bytes]:
     reader = LineReader()
     if choose_mode(fd, writing=False, mode=mode) == "loop":
         loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=MAX_LINE)
+        stream = asyncio.StreamReader(limit=READ_CHUNK)  # it stops reading the pipe past 2 * limit buffered
         pipe = os.fdopen(fd, "rb", buffering=0, closefd=False)
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
         try:
@@ -248,6 +253,9 @@ async def serve_lines(
     grace: float | None = None,
 ) -> None:
     """Read lines until end of input or a stop signal; then give in-flight work `grace` seconds.
+
+    Reading waits while `on_frame` does: a dispatcher's `feed_frame` waits while its connection has
+    the maximum of requests in flight, and so nothing more is read until one of them ends.
 
     `wait_idle` returns once nothing is in flight. A second stop signal ends the grace at once.
     `grace` defaults to SHUTDOWN_GRACE.
