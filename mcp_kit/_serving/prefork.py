@@ -48,8 +48,10 @@ def run_worker(index: int, serve: Callable[[], None]) -> int:
     return code
 
 
-def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) -> None:
-    """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited."""
+def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None],
+                  on_exit: Callable[[int], None] | None = None) -> None:
+    """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited.
+    `on_exit(pid)` is told of each worker that exited (multiprocess metrics forget its live gauges)."""
     if sys.platform == "win32":  # no fork(): a type checker sees the rest as POSIX-only
         raise SystemExit("--workers needs POSIX fork(); on this system run several processes behind a proxy")
     children: dict[int, int] = {}
@@ -85,6 +87,8 @@ def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) ->
         except InterruptedError:
             continue
         index = children.pop(pid, -1)
+        if on_exit is not None:
+            on_exit(pid)
         if stopping or index < 0:
             continue
         code = os.waitstatus_to_exitcode(status)
