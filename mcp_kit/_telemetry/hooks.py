@@ -66,6 +66,7 @@ class RequestScope:
     subject: str | None
     trace_id: str | None
     span_id: str | None
+    incoming: dict[str, str] | None = None  # the client's trace context, passed on when no span of ours is made
 
 
 REQUEST: ContextVar[RequestScope | None] = ContextVar("mcp_kit_request", default=None)
@@ -105,6 +106,18 @@ def trace_headers(meta: Mapping[str, Any] | None) -> dict[str, str]:
         if own is not None:
             return own
     return incoming_context(meta) or {}
+
+
+def current_trace_headers() -> dict[str, str]:
+    """The headers continuing the trace of the request the running code serves ({} outside one, or with
+    telemetry off): the current span's, else the client's context from `_meta` when no span is made."""
+    probe = active
+    if probe is not None:
+        own = probe.trace_context()
+        if own is not None:
+            return own
+    scope = REQUEST.get()
+    return dict(scope.incoming) if scope is not None and scope.incoming else {}
 
 
 def count(event: str, kind: str) -> None:

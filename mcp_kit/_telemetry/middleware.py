@@ -141,9 +141,11 @@ class Telemetry(Middleware):
         span = None
         if self._tracer is not None:
             span = self._tracer.start(call, method, target, version, self.transport, self._links(call))
-        scope_ids = self._tracer.ids(span) if span is not None else _client_ids(ctx.meta)
+        incoming = None if span is not None else hooks.incoming_context(ctx.meta)
+        scope_ids = self._tracer.ids(span) if span is not None else (
+            hooks.ids_of(incoming["traceparent"]) if incoming else (None, None))
         hooks.REQUEST.set(hooks.RequestScope(None if is_stateless(version) else ctx.session_id,
-                                             _subject(ctx.principal), *scope_ids))
+                                             _subject(ctx.principal), *scope_ids, incoming))
         labels = self._labels(method, call.method, target, None, version)
         sinks = self._sinks
         for sink in sinks:
@@ -323,12 +325,6 @@ def _subject(principal: Any) -> str | None:
         return None
     subject = getattr(principal, "subject", None)
     return subject if subject is not None else f"client:{getattr(principal, 'client_id', '?')}"
-
-
-def _client_ids(meta: Any) -> tuple[str | None, str | None]:
-    """Without spans of our own, log lines carry the client's trace and span ids (so they still join its trace)."""
-    incoming = hooks.incoming_context(meta)
-    return hooks.ids_of(incoming["traceparent"]) if incoming else (None, None)
 
 
 def _json(value: Any) -> str:

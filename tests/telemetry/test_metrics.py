@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_kit import MCPServer
+from mcp_kit import MCPKitError, MCPServer
 from mcp_kit._telemetry import hooks
 from mcp_kit._telemetry.middleware import Telemetry
 from mcp_kit.middleware import RateLimit
@@ -59,7 +59,7 @@ async def test_a_client_inventing_tool_names_and_notifications_adds_no_series() 
     with recorded(app) as seen:
         async with connect(app) as client:
             for n in range(60):
-                with pytest.raises(Exception):
+                with pytest.raises(MCPKitError):
                     await client.request("tools/call", {"name": f"invented-{n}", "arguments": {}})
                 await client.notify(f"notifications/invented-{n}", {})
         points = seen.points("mcp.server.operation.duration")

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.helpers.redis_support import RedisProcess
 from tests.helpers.scaleout_client import RoundRobin, answer_of, port_of
 from tests.helpers.support import ROOT, ServerURL, http_server
-from tests.telemetry.otlp_receiver import Receiver, ReceivedSpan, otel_environment, otlp_receiver
+from tests.telemetry.otlp_receiver import ReceivedSpan, Receiver, otel_environment, otlp_receiver
 from tests.telemetry.support import CLIENT_SPAN, CLIENT_TRACE, TRACEPARENT
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcp_kit import Context, MCPServer
+from mcp_kit import Context, MCPKitError, MCPServer
 from mcp_kit.testing import connect
 from tests.telemetry.support import CLIENT_SPAN, CLIENT_TRACE, TRACEPARENT, ids, parent_id, recorded
 
@@ -76,9 +76,9 @@ async def test_errors_carry_error_type_the_json_rpc_code_or_tool_error_and_no_ar
         async with connect(app) as client:
             crashed = await client.request("tools/call", {"name": "explode", "arguments": {"secret": "hunter2"}})
             assert crashed["isError"] is True
-            with pytest.raises(Exception):
+            with pytest.raises(MCPKitError):
                 await client.request("prompts/get", {"name": "greet", "arguments": {"name": 3}})
-            with pytest.raises(Exception):
+            with pytest.raises(MCPKitError):
                 await client.request("tools/call", {"name": "no-such-tool-hunter2", "arguments": {}})
         exploded = seen.span("tools/call explode")
         prompt = seen.span("prompts/get greet")
