@@ -184,6 +184,8 @@ def run_from_args(app: Application, args: argparse.Namespace) -> None:
     """Serve `app` as `add_run_arguments` parsed it."""
     log_level = getattr(args, "log_level", "info")
     metrics, metrics_port, log_format = options_of(args)
+    if metrics and args.transport != "stdio" and getattr(args, "workers", 1) > 1:
+        multiprocess_directory()  # before any metric exists: every worker writes where any scrape reads
     try:
         apply_limit_arguments(app, args)
         ensure_telemetry(app, metrics=metrics, log_format=log_format)

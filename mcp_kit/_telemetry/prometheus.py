@@ -127,13 +127,23 @@ class PromSink:
         return bytes(generate_latest(registry))
 
 
+_made_directory: str | None = None
+
+
 def multiprocess_directory() -> str | None:
-    """Make the multiprocess directory for a `--workers` deployment (None when PROMETHEUS_MULTIPROC_DIR is set)."""
+    """Make (once) the multiprocess directory of a `--workers` deployment, before the workers fork; the one
+    made here, or None when PROMETHEUS_MULTIPROC_DIR was set by someone else (who keeps it)."""
+    global _made_directory
     if os.environ.get(MULTIPROC_ENV):
-        return None
-    directory = tempfile.mkdtemp(prefix="mcp-kit-metrics-")
-    os.environ[MULTIPROC_ENV] = directory
-    return directory
+        return _made_directory
+    _made_directory = tempfile.mkdtemp(prefix="mcp-kit-metrics-")
+    os.environ[MULTIPROC_ENV] = _made_directory
+    import sys
+
+    values = sys.modules.get("prometheus_client.values")
+    if values is not None:  # imported before the directory existed: metrics made from now on write to files
+        values.ValueClass = values.get_value_class()  # type: ignore[attr-defined]
+    return _made_directory
 
 
 def worker_exited(pid: int) -> None:
@@ -148,6 +158,8 @@ def worker_exited(pid: int) -> None:
 
 
 def remove_directory(directory: str | None) -> None:
-    if directory is not None:
+    global _made_directory
+    if directory is not None and directory == _made_directory:
+        _made_directory = None
         shutil.rmtree(directory, ignore_errors=True)
         os.environ.pop(MULTIPROC_ENV, None)
