@@ -6,7 +6,7 @@ From the semantic conventions: `mcp.server.operation.duration` (histogram, s; at
 `network.transport`), both with the conventions' bucket boundaries. The conventions say nothing of the
 rest; mcp_kit adds, each for this process:
 
-    mcp.server.active_requests      up-down counter   requests in flight (`mcp.method.name`)
+    mcp.server.active_requests      gauge             requests in flight (`mcp.method.name`)
     mcp.server.active_sessions      gauge             handshake-era sessions open
     mcp.server.tasks                gauge             tasks running or waiting for a place (`mcp.task.state`)
     mcp.server.tasks.finished       counter           tasks that ended (`mcp.task.status`)
@@ -22,7 +22,8 @@ rest; mcp_kit adds, each for this process:
 Every label value is bounded: methods from the method table, tool and prompt names from the registries
 (anything else is `_OTHER`), error types from codes and exception classes, versions from the known list.
 
-The gauges read counters that exist anyway (`Readings`), when an exporter or a scrape asks.
+The gauges read counters that exist anyway (`Readings`), when an exporter or a scrape asks; requests in
+flight are a per-method count the middleware keeps (an instrument update per request would cost more).
 `OtelSink` records into an OpenTelemetry meter; `prometheus.PromSink` into prometheus_client.
 """
 
@@ -46,6 +47,7 @@ COUNTERS = {
 }
 # gauges: name -> (unit, description, label or None)
 GAUGES = {
+    ACTIVE: ("{request}", "Requests in flight on this process", "mcp.method.name"),
     "mcp.server.active_sessions": ("{session}", "Handshake-era sessions open on this process", None),
     "mcp.server.tasks": ("{task}", "Tasks on this process, running or waiting for a place", "mcp.task.state"),
     "mcp.server.subscriptions": ("{subscription}", "Resource subscriptions held on this process", None),
@@ -64,10 +66,13 @@ class Readings:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.event_budget: Any = None  # the HTTP session table's `StoreBudget`, once an HTTP app serves
+        self.in_flight: dict[str, int] = {}  # requests in flight by method (kept by the middleware: a dict update)
 
     def values(self) -> Iterator[tuple[str, str | None, float]]:
         """(gauge, label value or None, value) for every gauge."""
         app = self.app
+        for method, count in list(self.in_flight.items()):
+            yield ACTIVE, method, count
         yield "mcp.server.active_sessions", None, len(app.sessions)
         running = list(app.task_runner.running)
         placed = sum(1 for call in running if call.holds_place)
@@ -110,7 +115,6 @@ class OtelSink:
                         "received until the result or ack is sent")
         self._session = meter.create_histogram(SESSION, unit="s", explicit_bucket_boundaries_advisory=list(
             DURATION_BUCKETS), description="The duration of the MCP session as observed on the MCP server")
-        self._active = meter.create_up_down_counter(ACTIVE, unit="{request}", description="Requests in flight")
         self._counters = {event: (meter.create_counter(name, description=text), label)
                           for event, (name, text, label) in COUNTERS.items()}
 
@@ -125,9 +129,6 @@ class OtelSink:
 
     def operation(self, attributes: dict[str, str], seconds: float) -> None:
         self._operation.record(seconds, attributes)
-
-    def active(self, attributes: dict[str, str], delta: int) -> None:
-        self._active.add(delta, attributes)
 
     def count(self, event: str, kind: str) -> None:
         counter, label = self._counters[event]

@@ -137,19 +137,20 @@ class Telemetry(Middleware):
         version = ctx.protocol_version
         if version not in ALL_VERSIONS:
             version = OTHER
-        scope = hooks.REQUEST.set(None)
         span = None
-        if self._tracer is not None:
+        incoming = None
+        if self._tracer is not None:  # log lines read the ids from the current span
             span = self._tracer.start(call, method, target, version, self.transport, self._links(call))
-        incoming = None if span is not None else hooks.incoming_context(ctx.meta)
-        scope_ids = self._tracer.ids(span) if span is not None else (
-            hooks.ids_of(incoming["traceparent"]) if incoming else (None, None))
-        hooks.REQUEST.set(hooks.RequestScope(None if is_stateless(version) else ctx.session_id,
-                                             _subject(ctx.principal), *scope_ids, incoming))
+            scope_ids: tuple[str | None, str | None] = (None, None)
+        else:  # no span of ours: log lines and upstream calls carry the client's context
+            incoming = hooks.incoming_context(ctx.meta)
+            scope_ids = hooks.ids_of(incoming["traceparent"]) if incoming else (None, None)
+        scope = hooks.REQUEST.set(hooks.RequestScope(None if is_stateless(version) else ctx.session_id,
+                                                     _subject(ctx.principal), *scope_ids, incoming))
         labels = self._labels(method, call.method, target, None, version)
         sinks = self._sinks
-        for sink in sinks:
-            sink.active(labels, 1)
+        in_flight = self.readings.in_flight if self.readings is not None else {}
+        in_flight[method] = in_flight.get(method, 0) + 1
         started = time.perf_counter()
         error: str | None = None
         try:
@@ -189,8 +190,8 @@ class Telemetry(Middleware):
             return result
         finally:
             seconds = time.perf_counter() - started
+            in_flight[method] -= 1
             for sink in sinks:
-                sink.active(labels, -1)
                 sink.operation(labels if error is None else self._labels(method, call.method, target, error, version),
                                seconds)
             if span is not None:

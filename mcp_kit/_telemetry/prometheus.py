@@ -59,8 +59,6 @@ class PromSink:
         self._session = Histogram("mcp_server_session_duration_seconds", "The duration of the MCP session",
                                   ["mcp_protocol_version", "network_transport"], buckets=DURATION_BUCKETS,
                                   registry=registry)
-        self._active = Gauge("mcp_server_active_requests", "Requests in flight", ["mcp_method_name"],
-                             registry=registry, multiprocess_mode="livesum")
         self._counters = {event: Counter(prom_name(name).removesuffix("_total"), text, [_label(label)],
                                          registry=registry)
                           for event, (name, text, label) in COUNTERS.items()}
@@ -78,9 +76,6 @@ class PromSink:
             if len(self._children) < 4096:  # label values are bounded; this only caps the cache itself
                 self._children[key] = child
         child.observe(seconds)
-
-    def active(self, attributes: dict[str, str], delta: int) -> None:
-        self._active.labels(attributes["mcp.method.name"]).inc(delta)
 
     def count(self, event: str, kind: str) -> None:
         self._counters[event].labels(kind).inc()

@@ -80,12 +80,6 @@ class Spans:
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         return _Open(span, token)
 
-    def ids(self, open_span: _Open) -> tuple[str | None, str | None]:
-        span_context = open_span.span.get_span_context()
-        if not span_context.is_valid:
-            return None, None
-        return format(span_context.trace_id, "032x"), format(span_context.span_id, "016x")
-
     def failed(self, open_span: _Open, error_type: str, description: str | None, *, code: str | None = None) -> None:
         span = open_span.span
         span.set_attribute("error.type", error_type)
