@@ -5,7 +5,8 @@ annotated with it. It is never part of a tool's schema. It holds what is particu
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
 protocol era to the request's scope (`channel.py`).
 
-Imports nothing from mcp_kit but `scope`, `state`, `jsonrpc` and the telemetry hooks (and, for typing only, `auth.principal`): never the
+Imports nothing from mcp_kit but `scope`, `state`, `jsonrpc` and the telemetry hooks (and, for typing only,
+`auth.principal`): never the
 session.
 """
 

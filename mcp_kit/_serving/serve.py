@@ -222,7 +222,8 @@ def run(app: Application, transport: str = "stdio", log_level: str = "info", **o
         metrics_port = options.pop("metrics_port", None)
         log_format = options.pop("log_format", "text")
         if options:
-            raise TypeError(f"stdio takes no options but stdio_mode, metrics_port and log_format; got {', '.join(options)}")
+            raise TypeError("stdio takes no options but stdio_mode, metrics_port and log_format; "
+                            f"got {', '.join(options)}")
         requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
         configure_logging(log_level, log_format)
         ensure_telemetry(app, metrics=metrics_port is not None, log_format=log_format)

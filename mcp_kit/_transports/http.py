@@ -3,7 +3,8 @@
 - Streamable HTTP at `/mcp` in the handshake era (`http_streamable.py`): sessions by `Mcp-Session-Id`.
 - The 2026-07-28 stateless shape on the same `/mcp` (`http_stateless.py`), chosen per request.
 - Legacy HTTP+SSE (2024-11-05) at `/sse` and `/messages/` (`http_legacy.py`).
-- `/healthz` (liveness) and `/readyz` (readiness) for load balancers; `/metrics` when asked for. Guards (Origin/Host, bearer token, body size and time) in front
+- `/healthz` (liveness) and `/readyz` (readiness) for load balancers; `/metrics` when asked for.
+  Guards (Origin/Host, bearer token, body size and time) in front
   (`http_security.py`), and an OAuth 2.1 resource server when configured (`mcp_kit.auth`).
 
 Below them: the session table (`http_sessions.py`), writer routing (`http_writer.py`), the

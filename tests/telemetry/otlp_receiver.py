@@ -63,7 +63,8 @@ class Receiver:
                     found.append(ReceivedSpan(
                         span.name, span.kind, span.trace_id.hex(), span.span_id.hex(), span.parent_span_id.hex(),
                         _attributes(span.attributes),
-                        [(link.trace_id.hex(), link.span_id.hex(), _attributes(link.attributes)) for link in span.links],
+                        [(link.trace_id.hex(), link.span_id.hex(), _attributes(link.attributes))
+                         for link in span.links],
                         service, span.status.code))
         with self.changed:
             self.spans.extend(found)

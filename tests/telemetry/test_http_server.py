@@ -70,7 +70,8 @@ class Upstream:
 
 
 def call(session: Session, base: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return session.call(base, "tools/call", {"name": name, "arguments": arguments, "_meta": {"traceparent": TRACEPARENT}})
+    return session.call(base, "tools/call", {"name": name, "arguments": arguments,
+                                             "_meta": {"traceparent": TRACEPARENT}})
 
 
 def test_spans_reach_the_otlp_receiver_and_a_tools_upstream_call_continues_the_trace(
@@ -97,7 +98,8 @@ def test_metrics_are_served_behind_the_guard(server: ServerURL) -> None:
         session.open(server)
         session.tool(server, "whoami")
         text = client.get(f"{server}/metrics").text
-    assert 'mcp_server_operation_duration_seconds_count{error_type="",gen_ai_prompt_name="",gen_ai_tool_name="whoami"' in text
+    assert ('mcp_server_operation_duration_seconds_count{error_type="",gen_ai_prompt_name="",'
+            'gen_ai_tool_name="whoami"') in text
     assert httpx.get(f"{server}/metrics").status_code == 401
     assert httpx.get(f"{server}/metrics", headers={**AUTH, "Host": "evil.example"}).status_code == 403
     assert httpx.get(f"{server}/metrics", headers={**AUTH, "Origin": "http://evil.example"}).status_code == 403
@@ -109,7 +111,8 @@ def test_readyz_and_healthz_answer_without_credentials(server: ServerURL) -> Non
     assert ready.status_code == 200 and ready.json() == {"status": "ready"}
 
 
-def test_json_log_lines_carry_the_trace_span_and_session_of_their_request(server: ServerURL, receiver: Receiver) -> None:
+def test_json_log_lines_carry_the_trace_span_and_session_of_their_request(server: ServerURL,
+                                                                          receiver: Receiver) -> None:
     with httpx.Client(headers=AUTH) as client:
         session = Session(client)
         session.open(server)

@@ -109,7 +109,8 @@ def test_a_task_polled_on_another_process_links_to_the_call_that_created_it(
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                "MCP-Protocol-Version": "2026-07-28"}
     gate = tmp_path / "gate"
-    created = answer_of(httpx.post(f"{p1}/mcp", headers={**headers, "Mcp-Method": "tools/call", "Mcp-Name": "slow_report"},
+    call_headers = {**headers, "Mcp-Method": "tools/call", "Mcp-Name": "slow_report"}
+    created = answer_of(httpx.post(f"{p1}/mcp", headers=call_headers,
                                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                                        "name": "slow_report", "arguments": {"gate": str(gate)},
                                        "_meta": {**meta, "traceparent": TRACEPARENT}}}, timeout=20))

@@ -86,7 +86,8 @@ async def test_errors_carry_error_type_the_json_rpc_code_or_tool_error_and_no_ar
     assert exploded.attributes["error.type"] == "tool_error"  # type: ignore[index]
     assert exploded.status.status_code == StatusCode.ERROR
     event = exploded.events[0]
-    assert event.name == "exception" and event.attributes["exception.type"] == "builtins.ValueError"  # type: ignore[index]
+    assert event.name == "exception"
+    assert event.attributes["exception.type"] == "builtins.ValueError"  # type: ignore[index]
     assert prompt.attributes["error.type"] == "-32602"  # type: ignore[index]
     assert prompt.attributes["rpc.response.status_code"] == "-32602"  # type: ignore[index]
     assert unknown.attributes["gen_ai.tool.name"] == "_OTHER"  # type: ignore[index]

@@ -31,7 +31,8 @@ def test_a_stdio_server_serves_metrics_on_its_loopback_port() -> None:
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
         out.wait_for(r'"id": ?1', 30)
         send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}})
+        send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "whoami", "arguments": {}}})
         out.wait_for(r'"id": ?2', 30)
         text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
         assert ('gen_ai_tool_name="whoami",mcp_method_name="tools/call",mcp_protocol_version="2025-11-25",'

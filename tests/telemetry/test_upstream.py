@@ -36,7 +36,8 @@ async def test_an_upstream_fetch_carries_the_request_span_as_its_parent() -> Non
     app = fetching_app(seen)
     with recorded(app) as spans:
         async with connect(app) as client:
-            await client.request("tools/call", {"name": "quote", "arguments": {}, "_meta": {"traceparent": TRACEPARENT}})
+            await client.request("tools/call", {"name": "quote", "arguments": {},
+                                                "_meta": {"traceparent": TRACEPARENT}})
         span = spans.span("tools/call quote")
     assert seen == [f"00-{CLIENT_TRACE}-{ids(span)[1]}-01"]
     assert current_trace_headers() == {}
