@@ -49,7 +49,7 @@ logger = logging.getLogger("mcp_kit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 A = TypeVar("A", bound="Application")
 # Where the built-in middleware sit in the chain, outermost first; the server's own middleware follow them.
-BUILTIN_ORDER = ("request_log", "audit", "rate_limit", "mask_errors", "result_size", "cache", "timeouts")
+BUILTIN_ORDER = ("telemetry", "request_log", "audit", "rate_limit", "mask_errors", "result_size", "cache", "timeouts")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
 
 

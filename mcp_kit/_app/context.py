@@ -5,8 +5,8 @@ annotated with it. It is never part of a tool's schema. It holds what is particu
 request (id, `_meta`, progress token, who sent it) and delegates everything that depends on the
 protocol era to the request's scope (`channel.py`).
 
-Imports nothing from mcp_kit but `scope`, `state` and `jsonrpc` (and, for typing only, `auth.principal`;
-`auth.facade` lazily, for `upstream_token`): never the session.
+Imports nothing from mcp_kit but `scope`, `state`, `jsonrpc` and the telemetry hooks (and, for typing only,
+`auth.principal`; `auth.facade` lazily, for `upstream_token`): never the session.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from .._protocol.jsonrpc import RequestId
+from .._telemetry import hooks as telemetry_hooks
 from .channel import LOG_LEVELS, RequestChannel
 from .state import State, session_state, user_state
 
@@ -100,6 +101,14 @@ class Context:
         `task_start="explicit"`). A no-op returning None when the call cannot become a task."""
         start = getattr(self.channel, "start_task", None)
         return None if start is None else await start(status_message)
+
+    def trace_headers(self) -> dict[str, str]:
+        """The W3C trace context (`traceparent`, `tracestate`) that continues this request's trace, as HTTP
+        headers for a call the handler makes: `httpx.get(url, headers=ctx.trace_headers())`.
+
+        With tracing on: the request's own span (a child of the client's); off: the client's own context
+        from `_meta`, passed on; {} when there is none."""
+        return telemetry_hooks.trace_headers(self.meta)
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` ("sampling", "elicitation", "roots", ...)."""

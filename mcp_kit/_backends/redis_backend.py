@@ -165,6 +165,8 @@ class RedisBackend:
         self.url = url
         client_url, self.cluster, self.prefix, self.timeout = parse_url(url)
         self.process_id = uuid.uuid4().hex[:12]
+        # telemetry's view of each operation: observe(system, operation, call) awaits `call` (None: not watched)
+        self.observe: Callable[[str, str, Awaitable[Any]], Awaitable[Any]] | None = None
         retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), 2)
         common: dict[str, Any] = {"socket_timeout": self.timeout, "socket_connect_timeout": min(self.timeout, 1.0),
                                   "retry": retry}
@@ -211,8 +213,23 @@ class RedisBackend:
             with contextlib.suppress(Exception):
                 await self._pubsub_client.aclose()
 
+    async def ping(self, timeout: float = 0.5) -> bool:
+        """Whether Redis answers a PING within `timeout` seconds (readiness checks)."""
+        try:
+            with anyio.fail_after(timeout):
+                await self.client.ping()
+        except Exception:
+            return False
+        return True
+
     async def _op(self, what: str, call: Coroutine[Any, Any, T]) -> T:
-        """Run one Redis call within the timeout; BackendUnavailable otherwise."""
+        """Run one Redis call within the timeout; BackendUnavailable otherwise (seen by `observe` when set)."""
+        observe = self.observe
+        if observe is not None:
+            return await observe("redis", what, self._bounded(what, call))  # type: ignore[no-any-return]
+        return await self._bounded(what, call)
+
+    async def _bounded(self, what: str, call: Coroutine[Any, Any, T]) -> T:
         try:
             with anyio.fail_after(self.timeout * 2):
                 return await call

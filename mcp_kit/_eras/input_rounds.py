@@ -34,9 +34,11 @@ conformance suite checks this): answers are the client's data either way, never 
 saw a question. What a replay can still do: the same caller may present a state again, unchanged,
 until it expires, and the call runs again with the same arguments and answers. A state is not
 single-use; a tool for which that matters must record its own consumption.
+While tracing is on, the state also carries the asking span's trace context (`trace_of_state` reads it back),
+so the retry's span links to the round that asked, on whichever process serves it.
 `sign_handle` signs other client-held ids with the same key (`ctx.state`'s 2026-07-28 handle).
 
-Imports nothing from mcp_kit but `errors`.
+Imports nothing from mcp_kit but `errors` and the telemetry hooks.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import anyio
 import anyio.lowlevel
 
 from .._protocol.errors import invalid_params
+from .._telemetry import hooks as telemetry_hooks
 
 _SECRET = os.environ.get("MCP_KIT_STATE_SECRET", "").encode() or os.urandom(32)
 STATE_VERSION = 2
@@ -113,9 +116,13 @@ def request_binding(method: str, params: Mapping[str, Any]) -> str:
 def sign_state(answers: dict[str, Any], asked: Iterable[str], *, binding: str, principal: str | None) -> str:
     """A request state: `answers` so far and the keys `asked` this round, bound to the request, the caller
     (`auth.principal.owner_key`, None without OAuth) and an expiry `state_ttl` seconds from now."""
-    payload = json.dumps({"v": STATE_VERSION, "b": binding, "p": principal, "e": math.ceil(clock() + state_ttl),
-                          "q": sorted(set(asked)), "a": answers},
-                         separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()
+    data: dict[str, Any] = {"v": STATE_VERSION, "b": binding, "p": principal, "e": math.ceil(clock() + state_ttl),
+                            "q": sorted(set(asked)), "a": answers}
+    probe = telemetry_hooks.active
+    traced = probe.trace_context() if probe is not None else None
+    if traced is not None:  # the asking span: the retry's span links to it, on whichever process serves it
+        data["t"] = traced
+    payload = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=True).encode()
     mac = hmac.new(_SECRET, payload, hashlib.sha256).digest()
     return f"{_b64(payload)}.{_b64(mac)}"
 
@@ -145,6 +152,23 @@ def verify_state(state: str, *, binding: str, principal: str | None) -> tuple[di
     if clock() > data["e"]:
         raise _refused("it has expired")
     return data["a"], frozenset(key for key in data["q"] if isinstance(key, str))
+
+
+def trace_of_state(state: str) -> dict[str, str] | None:
+    """The trace context of the round that issued `state` (telemetry links the retry to it); None when the state
+    carries none or does not verify (a forged state links nowhere; the request itself refuses it)."""
+    try:
+        payload_text, mac_text = state.split(".")
+        payload = _unb64(payload_text)
+        if not hmac.compare_digest(hmac.new(_SECRET, payload, hashlib.sha256).digest(), _unb64(mac_text)):
+            return None
+        traced = json.loads(payload).get("t")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if not isinstance(traced, dict):
+        return None
+    checked = telemetry_hooks.incoming_context(traced)
+    return checked
 
 
 def sign_handle(purpose: str, value: str) -> str:

@@ -18,6 +18,7 @@ Imports the application (never `_serving/server.py`), the method table and the s
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -47,6 +48,7 @@ from .._protocol.versions import (
     negotiate,
     shape_client_request,
 )
+from .._telemetry import hooks as telemetry_hooks
 from .port import OutboundPort
 from .record import SessionState
 from .stateless import StatelessRequests
@@ -78,6 +80,7 @@ class Session:
         self._roots: list[Any] | None = None
         self.closed = False
         self.on_change: Callable[[], Awaitable[None]] | None = None  # persists the record (a shared backend)
+        self.opened = time.monotonic()  # mcp.server.session.duration
         app.sessions.add(self)
         self.state.subscriptions -= self._subscribe_again(self.state.subscriptions)
 
@@ -222,6 +225,9 @@ class Session:
         if self.closed:
             return
         self.closed = True
+        probe = telemetry_hooks.active
+        if probe is not None and self.state.protocol_version is not None:
+            probe.session_closed(time.monotonic() - self.opened, self.state.protocol_version)
         self.app.hub.drop(self)
         self.app.sessions.discard(self)
         self._stateless.close()

@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from .._telemetry import hooks as telemetry_hooks
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -489,11 +490,22 @@ class Dispatcher:
         timeout: float | None = 60.0,
         related_to: RequestId | None = None,
     ) -> Any:
-        """Send a request to the peer and wait for its answer; raises JSONRPCError or TimeoutError."""
+        """Send a request to the peer and wait for its answer; raises JSONRPCError or TimeoutError.
+
+        While telemetry is on (`telemetry_hooks.active`), the exchange is a CLIENT span whose trace
+        context goes in the request's `params._meta`."""
         if self.closed:
             raise JSONRPCError(INTERNAL_ERROR, "the connection is closed")
         self._next_id += 1
         request_id: RequestId = f"{self.id_prefix}{self._next_id}"
+        probe = telemetry_hooks.active
+        if probe is not None:
+            return await probe.outbound(method, params, request_id,
+                                        lambda traced: self._exchange(request_id, method, traced, timeout, related_to))
+        return await self._exchange(request_id, method, params, timeout, related_to)
+
+    async def _exchange(self, request_id: RequestId, method: str, params: dict[str, Any] | None,
+                        timeout: float | None, related_to: RequestId | None) -> Any:
         pending = _PendingReply()
         self._pending[request_id] = pending
         try:

@@ -6,7 +6,8 @@ With a shared backend (Redis), inside `attached(app, backend)`:
 - list changes likewise (`Application.relay_list_changed` / `deliver_list_changed`);
 - watchers run under a deployment-wide lease (once per deployment, not once per process);
 - 2026-07-28 request state is signed with the deployment's shared key (`input_rounds.use_secret`);
-- `ctx.state`, rate limits and the response cache keep their values in it (`app.backend`).
+- `ctx.state`, rate limits and the response cache keep their values in it (`app.backend`);
+- while telemetry is on, each backend operation is a span of the request it serves (`backend.observe`).
 The backend is started on the way in and closed on the way out. With the in-memory backend
 nothing else changes.
 
@@ -24,6 +25,7 @@ from typing import Any
 from .._app.application import Application
 from .._backends import Backend, BackendUnavailable
 from .._eras import input_rounds
+from .._telemetry import hooks as telemetry_hooks
 
 logger = logging.getLogger("mcp_kit.backend")
 
@@ -53,6 +55,9 @@ class _Relay:
 @contextlib.asynccontextmanager
 async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]:
     """Start `backend`, and with a shared one wire `app` to it (see the module docstring)."""
+    probe = telemetry_hooks.active
+    if probe is not None and hasattr(backend, "observe"):  # each Redis operation a span of the request it serves
+        backend.observe = probe.backend_call
     await backend.start()
     relay = _Relay(backend)
     default_tasks = None  # the application's own task store, while a shared one stands in

@@ -117,8 +117,10 @@ class RestartPacing:
         return now + delay
 
 
-def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) -> None:
-    """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited."""
+def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None],
+                  on_exit: Callable[[int], None] | None = None) -> None:
+    """Run `serve()` in `count` forked workers sharing `sock`; returns when all have exited.
+    `on_exit(pid)` is told of each worker that exited (multiprocess metrics forget its live gauges)."""
     if sys.platform == "win32":  # no fork(): a type checker sees the rest as POSIX-only
         raise SystemExit("--workers needs POSIX fork(); on this system run several processes behind a proxy")
     children: dict[int, int] = {}  # pid -> worker index
@@ -160,6 +162,8 @@ def serve_workers(sock: socket.socket, count: int, serve: Callable[[], None]) ->
             if pid == 0:
                 return
             index = children.pop(pid, -1)
+            if on_exit is not None:
+                on_exit(pid)
             if not stopping and index >= 0:
                 due[index] = pacing.next_start(index, os.waitstatus_to_exitcode(status), time.monotonic())
 

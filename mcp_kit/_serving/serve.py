@@ -27,6 +27,16 @@ import anyio
 from .._app.application import Application
 from .._eras.session import Session
 from .._protocol.dispatcher import Dispatcher
+from .._telemetry.health import Readiness
+from .._telemetry.options import (
+    DEFAULT_METRICS_PORT,
+    add_telemetry_arguments,
+    configure_log_format,
+    ensure_telemetry,
+    options_of,
+)
+from .._telemetry.otel import MissingTelemetryExtra
+from .._telemetry.prometheus import multiprocess_directory, remove_directory, worker_exited
 from .._transports.http_options import HttpOptions
 from .._transports.stdio import StdioWriter, protocol_stdout, serve_lines
 from .._transports.stdio_mode import requested_mode
@@ -78,6 +88,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     add_limit_arguments(parser)
     add_pipeline_arguments(parser.add_argument_group("request pipeline (built-in middleware)"))
+    add_telemetry_arguments(parser)
     return parser
 
 
@@ -209,16 +220,22 @@ def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                        max_connections=args.max_connections, body_timeout=args.body_timeout,
                        listen_fd=getattr(args, "listen_fd", None), backend=getattr(args, "backend", None),
-                       workers=getattr(args, "workers", 1), shutdown_grace=getattr(args, "shutdown_grace", 10))
+                       workers=getattr(args, "workers", 1), shutdown_grace=getattr(args, "shutdown_grace", 10),
+                       metrics=options_of(args)[0], metrics_port=options_of(args)[1],
+                       log_format=options_of(args)[2])
 
 
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
     """Serve `app` as `add_run_arguments` parsed it."""
     log_level = getattr(args, "log_level", "info")
+    metrics, metrics_port, log_format = options_of(args)
+    if metrics and args.transport != "stdio" and getattr(args, "workers", 1) > 1:
+        multiprocess_directory()  # before any metric exists: every worker writes where any scrape reads
     try:
         apply_limit_arguments(app, args)
         apply_pipeline_arguments(app, args)
-    except ValueError as exc:
+        ensure_telemetry(app, metrics=metrics, log_format=log_format)
+    except (ValueError, MissingTelemetryExtra) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     if args.transport == "stdio":
@@ -226,49 +243,60 @@ def run_from_args(app: Application, args: argparse.Namespace) -> None:
             logging.getLogger("mcp_kit").warning(
                 "--oauth-* options apply to HTTP; stdio takes credentials from the environment"
             )
-        run(app, "stdio", log_level)
+        run(app, "stdio", log_level, log_format=log_format,
+            metrics_port=metrics_port if metrics_port is not None else DEFAULT_METRICS_PORT if metrics else None)
         return
     options = http_options_from_args(args)
-    configure_logging(log_level)
+    configure_logging(log_level, log_format)
     serve_http(app, options, log_level)
 
 
-def configure_logging(level: str = "info") -> None:
-    """Log to stderr (stdout belongs to the protocol)."""
+def configure_logging(level: str = "info", log_format: str | None = "text") -> None:
+    """Log to stderr (stdout belongs to the protocol); `log_format` "json": one JSON object per line."""
     logging.basicConfig(stream=sys.stderr, level=level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_log_format(log_format)
 
 
 def run(app: Application, transport: str = "stdio", log_level: str = "info", **options: Any) -> None:
     """Serve `app` on `transport` until the client leaves or a signal arrives.
 
-    stdio takes one option, `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE).
+    stdio takes `stdio_mode`: `auto` (default), `loop` or `threads` (also MCP_KIT_STDIO_MODE), `metrics_port`
+    (serve Prometheus metrics on that loopback port) and `log_format` ("text" or "json").
     http and sse take the fields of `HttpOptions` (a TypeError names an unknown one).
     """
     if transport == "stdio":
         stdio_mode = options.pop("stdio_mode", None)
+        metrics_port = options.pop("metrics_port", None)
+        log_format = options.pop("log_format", "text")
         if options:
-            raise TypeError(f"stdio takes no options but stdio_mode; got {', '.join(options)}")
+            raise TypeError("stdio takes no options but stdio_mode, metrics_port and log_format; "
+                            f"got {', '.join(options)}")
         requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
-        configure_logging(log_level)
-        anyio.run(serve_stdio, app, 0, stdio_mode, backend_options={"use_uvloop": _has_uvloop()})
+        configure_logging(log_level, log_format)
+        ensure_telemetry(app, metrics=metrics_port is not None, log_format=log_format)
+        anyio.run(serve_stdio, app, 0, stdio_mode, metrics_port, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
         http_options = HttpOptions(**options)
-        configure_logging(log_level)
+        configure_logging(log_level, http_options.log_format)
         serve_http(app, http_options, log_level)
     else:
         raise ValueError(f"unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
 
 
-async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None) -> None:
-    """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`."""
+async def serve_stdio(app: Application, stdin_fd: int = 0, mode: str | None = None,
+                      metrics_port: int | None = None) -> None:
+    """Serve one client on stdin/stdout; `mode` as in `stdio_mode.choose_mode`; `metrics_port`: Prometheus
+    metrics on that loopback port (0: a free one, logged)."""
+    telemetry = ensure_telemetry(app, metrics=metrics_port is not None)
     app.mask_errors_for("stdio")
     with protocol_stdout() as out_fd:
         writer = StdioWriter(out_fd, mode)
         await writer.start()
         try:
-            async with app.running(), Dispatcher(writer) as dispatcher:  # leaving it ends every task it started
+            async with app.running(), serving_metrics(telemetry, metrics_port), \
+                    Dispatcher(writer) as dispatcher:  # leaving it ends every task it started
                 dispatcher.attach(Session(app, dispatcher))
                 await serve_lines(dispatcher.feed_frame, writer, stdin_fd=stdin_fd, mode=mode,
                                   wait_idle=dispatcher.wait_idle, on_close=dispatcher.close)
@@ -295,6 +323,10 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
                               access_log=False, lifespan="on", limit_concurrency=options.max_connections,
                               timeout_graceful_shutdown=options.shutdown_grace)
 
+    if options.workers > 1 and options.metrics_port is not None:
+        raise SystemExit("--metrics-port serves one process; with --workers, scrape /metrics on the HTTP port "
+                         "(every worker's scrape reports them all)")
+    metrics_dir = multiprocess_directory() if options.workers > 1 and options.metrics else None
     first = config()  # one process: the app is built before the address is announced; workers build their own
     sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
     if options.workers == 1:
@@ -307,12 +339,25 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
     if options.workers > 1:
         from .prefork import serve_workers
 
-        serve_workers(sock, options.workers, lambda: _serve_socket(uvicorn.Server(config()), sock))
+        try:
+            serve_workers(sock, options.workers, lambda: _serve_socket(uvicorn.Server(config()), sock),
+                          on_exit=worker_exited)
+        finally:
+            remove_directory(metrics_dir)
         return
     _serve_socket(uvicorn.Server(first), sock)
 
 
 def _serve_socket(server: Any, sock: socket.socket) -> None:
+    readiness = getattr(server.config.app, "readiness", None)
+    if readiness is not None:  # /readyz answers 503 from the stop signal on, while requests drain
+        handle_exit = server.handle_exit
+
+        def draining(sig: int, frame: Any) -> None:
+            readiness.draining = True
+            handle_exit(sig, frame)
+
+        server.handle_exit = draining
     with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock])
     if not server.started:
@@ -349,17 +394,49 @@ def http_app(app: Application, options: HttpOptions) -> Any:
         published = tuple(dict.fromkeys((*auth.required_scopes, *app.declared_scopes())))
         options = dataclasses.replace(options, auth=dataclasses.replace(auth, scopes_supported=published))
     backend = open_backend(options.backend)
+    telemetry = ensure_telemetry(app, metrics=options.metrics or options.metrics_port is not None)
+    readiness = Readiness(backend)
 
     def session(port: Any, record: dict[str, Any] | None = None) -> Session:
         return Session(app, port, state=SessionState.from_dict(record) if record is not None else None)
 
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
-        async with app.running(), attached(app, backend):
-            yield
+        async with app.running(), attached(app, backend), serving_metrics(telemetry, options.metrics_port):
+            readiness.started = True
+            try:
+                yield
+            finally:
+                readiness.draining = True
 
-    return create_app(session, lifespan, options, param_headers=app.tools.param_headers,
-                      required_scopes=app.required_scopes, backend=backend, admit=_admission(app))
+    scrape = telemetry.prometheus if telemetry is not None and options.metrics_port is None else None
+    asgi = create_app(session, lifespan, options, param_headers=app.tools.param_headers,
+                      required_scopes=app.required_scopes, backend=backend, admit=_admission(app),
+                      readiness=readiness, scrape=scrape)
+    if telemetry is not None:
+        telemetry.serving_http(asgi.session_table)
+    return asgi
+
+
+@contextlib.asynccontextmanager
+async def serving_metrics(telemetry: Any, port: int | None) -> AsyncIterator[None]:
+    """While serving: the Prometheus gauges kept fresh, and the loopback scrape port when `port` is set."""
+    sink = telemetry.prometheus if telemetry is not None else None
+    if sink is None:
+        yield
+        return
+    from .._telemetry.metrics_port import MetricsPort
+
+    sink.start()
+    listener = MetricsPort(sink, port=port) if port is not None else None
+    try:
+        if listener is not None:
+            await listener.start()
+        yield
+    finally:
+        sink.stop()
+        if listener is not None:
+            await listener.aclose()
 
 
 def _admission(app: Application) -> Any:

@@ -3,7 +3,8 @@
 - Streamable HTTP at `/mcp` in the handshake era (`http_streamable.py`): sessions by `Mcp-Session-Id`.
 - The 2026-07-28 stateless shape on the same `/mcp` (`http_stateless.py`), chosen per request.
 - Legacy HTTP+SSE (2024-11-05) at `/sse` and `/messages/` (`http_legacy.py`).
-- `/healthz` for load balancers. Guards (Origin/Host, bearer token, body size and time) in front
+- `/healthz` (liveness) and `/readyz` (readiness) for load balancers; `/metrics` when asked for.
+  Guards (Origin/Host, bearer token, body size and time) in front
   (`http_security.py`), and an OAuth 2.1 resource server when configured (`mcp_kit.auth`).
 
 Below them: the session table (`http_sessions.py`), writer routing (`http_writer.py`), the
@@ -110,6 +111,13 @@ async def healthz(request: HTTPRequest) -> HTTPResponse:
     return JSONResponse({"status": "ok"})
 
 
+def _metrics_endpoint(sink: Any) -> Callable[[HTTPRequest], Any]:
+    async def metrics(request: HTTPRequest) -> HTTPResponse:
+        return HTTPResponse(sink.scrape(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return metrics
+
+
 class MCPHttpApp:
     """The ASGI entry point: every HTTP request passes one security guard; `/mcp` then goes straight to the
     endpoint, the rest (legacy SSE, `/healthz`) to Starlette.
@@ -125,6 +133,7 @@ class MCPHttpApp:
         self.session_table = table  # the connections the app serves (tests and operators look at them)
         self.endpoint = endpoint
         self.state = starlette.state
+        self.readiness: Any = None  # what answers /readyz (`_telemetry/health.Readiness`), when one does
         self._guarded = SecurityMiddleware(self._by_path, policy)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -164,6 +173,8 @@ def create_app(
     required_scopes: RequiredScopes | None = None,
     backend: Backend | None = None,
     admit: Admit | None = None,
+    readiness: Any = None,
+    scrape: Any = None,
 ) -> Any:
     """The ASGI app: /mcp, /sse, /messages/, /healthz behind the security guard (and OAuth when `options.auth`).
 
@@ -189,12 +200,16 @@ def create_app(
         Route("/messages/", legacy.messages_endpoint, methods=["POST"]),
         Route("/messages", legacy.messages_endpoint, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readiness.endpoint if readiness is not None else healthz, methods=["GET"]),
     ]
+    if scrape is not None:
+        routes.append(Route("/metrics", _metrics_endpoint(scrape), methods=["GET"]))
     starlette = Starlette(routes=routes, lifespan=app_lifespan)
     policy = SecurityPolicy.for_bind(options.host, options.port, allowed_origins=list(options.allowed_origins or ()),
                                      allowed_hosts=list(options.allowed_hosts or ()), auth_token=options.auth_token,
                                      max_body=options.max_body, body_timeout=options.body_timeout)
     app = MCPHttpApp(starlette, table, endpoint, policy)
+    app.readiness = readiness
     if options.auth is None:
         return app
     from ..auth._facade_config import FacadeConfig

@@ -6,8 +6,8 @@ allow-list is active, a request without a `Host`, or with one that is not `name[
 refused the same way. A bearer token, when configured, is compared in constant time; a missing
 or wrong one gets 401 with `WWW-Authenticate`. Bodies over the limit get 413; a body that has
 not fully arrived `body_timeout` seconds after the app started reading it gets 408 (the
-endpoints turn `BodyTooLarge` / `BodyTimeout` into those replies). `/healthz` answers without
-credentials.
+endpoints turn `BodyTooLarge` / `BodyTimeout` into those replies). `/healthz` and `/readyz` answer
+without credentials.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class SecurityPolicy:
     auth_token: str | None = None
     max_body: int = DEFAULT_MAX_BODY
     body_timeout: float = DEFAULT_BODY_TIMEOUT
-    open_paths: tuple[str, ...] = ("/healthz",)
+    open_paths: tuple[str, ...] = ("/healthz", "/readyz")
 
     @classmethod
     def for_bind(cls, host: str, port: int | None = None, *, allowed_origins: list[str] | None = None,

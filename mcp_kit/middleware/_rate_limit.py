@@ -31,6 +31,7 @@ from .._primitives.content import error_result
 from .._protocol.callers import ADMITTED, caller_identity
 from .._protocol.errors import RateLimited
 from .._protocol.versions import is_stateless, shape_tool_result
+from .._telemetry import hooks as telemetry_hooks
 from ._rates import Rate, parse_limit, parse_rate
 
 logger = logging.getLogger("mcp_kit.middleware")
@@ -132,6 +133,7 @@ def refusal(method: str, params: Mapping[str, Any], rate: Rate, wait: float) -> 
     """The error refusing a request over `rate`, saying when to try again."""
     what = f"tool {params.get('name')!r}" if method == "tools/call" else method
     logger.info("%s refused: over its rate limit %s", what, rate)
+    telemetry_hooks.count("rate_limited", method)
     return RateLimited(f"Rate limit reached: {what} allows {rate} per caller. Try again in {_seconds(wait)}; "
                        "nothing was run.", retry_after=wait, limit=str(rate))
 

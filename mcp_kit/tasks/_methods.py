@@ -45,6 +45,7 @@ from .._protocol.callers import caller_of, principal_key
 from .._protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import METHOD_NOT_FOUND
 from .._protocol.versions import is_stateless, shape_tool_result
+from .._telemetry import hooks as telemetry_hooks
 from . import TaskLimitReached, TaskRecord
 from ._channel import TaskChannel
 from ._runner import TaskCall, store_unavailable
@@ -192,6 +193,9 @@ async def _task(app: Application, params: dict[str, Any], ctx: Context) -> TaskR
     if record is None or not _visible(record, ctx) or record.era != ctx.protocol_version:
         raise invalid_params(f"Unknown task {task_id!r}: it never existed, expired, or belongs to someone else",
                              {"taskId": task_id})
+    probe = telemetry_hooks.active
+    if probe is not None and record.trace_context:  # this request's span links to the call that created the task
+        probe.link(record.trace_context, "task_created")
     return record
 
 

@@ -60,6 +60,8 @@ class TaskRecord:
     work has not taken yet; `issued_keys` keeps every key ever asked, since a key is never reused.
     `version` grows by one with every change, for compare-and-set and change notification.
     `caller` is who created it (`callers.caller_identity`), whose per-caller limit it counts against.
+    `trace_context` is the W3C trace context (`traceparent`, `tracestate`) of the span that created it, while
+    tracing is on: the task's run and its `tasks/*` requests link to it, on any process.
     """
 
     task_id: str
@@ -80,6 +82,7 @@ class TaskRecord:
     error: dict[str, Any] | None = None
     version: int = 1
     caller: str | None = None
+    trace_context: dict[str, str] | None = None
 
     @property
     def expires_at_ms(self) -> int | None:
@@ -107,6 +110,7 @@ class TaskRecord:
             "statusMessage": self.status_message, "pollIntervalMs": self.poll_interval_ms,
             "inputRequests": self.input_requests, "answers": self.answers, "issuedKeys": list(self.issued_keys),
             "result": self.result, "error": self.error, "version": self.version, "caller": self.caller,
+            **({"traceContext": self.trace_context} if self.trace_context else {}),
         }
 
     @classmethod
@@ -128,10 +132,18 @@ class TaskRecord:
             issued_keys=tuple(_typed(data, "issuedKeys", list)), result=_typed(data, "result", dict, optional=True),
             error=_typed(data, "error", dict, optional=True), version=_typed(data, "version", int),
             caller=_typed(data, "caller", str, optional=True),
+            trace_context=_trace_context(data.get("traceContext")),
         )
         if not record.task_id or record.version < 1:
             raise ValueError("task record needs a task id and a version of at least 1")
         return record
+
+
+def _trace_context(value: Any) -> dict[str, str] | None:
+    """A stored trace context, kept only as string fields (a record from an older version has none)."""
+    if not isinstance(value, dict):
+        return None
+    return {key: item for key, item in value.items() if isinstance(key, str) and isinstance(item, str)} or None
 
 
 def _typed(data: Mapping[str, Any], key: str, kind: type, *, optional: bool = False) -> Any:

@@ -25,6 +25,7 @@ Must not import: session, server, dispatcher, transports, context.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,7 @@ from anyio.abc import TaskGroup
 from .._backends.base import RETRY_AFTER_SECONDS, BackendUnavailable
 from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR, JSONRPCError
+from .._telemetry import hooks as telemetry_hooks
 from ._model import TaskRecord, TaskSettings
 from ._store import TaskStore, TaskStoreError
 
@@ -103,6 +105,10 @@ class TaskCall:
                                           era=self.era, owner=self.owner, requested_ttl=self.requested_ttl,
                                           status_message=status_message if self.holds_place
                                           else runner.waiting_message(), caller=self.caller)
+        probe = telemetry_hooks.active
+        traced = probe.trace_context() if probe is not None else None
+        if traced is not None:  # the creating span: the run, and every process serving the task, link to it
+            record = dataclasses.replace(record, trace_context=traced)
         try:
             await runner.store.create(record)  # TaskLimitReached propagates to the caller
         except BaseException:
@@ -255,6 +261,7 @@ class TaskRunner:
         assert call.record is not None
         message = None if error is None else error.get("message")
         status: Literal["completed", "failed"] = "failed" if failed or error is not None else "completed"
+        telemetry_hooks.count("task_finished", status)
         try:
             await self.store.finish(call.record.task_id, status, result=result, error=error, status_message=message)
         except BackendUnavailable as exc:
@@ -282,6 +289,8 @@ class TaskRunner:
                 return
             pause = OUTAGE_PAUSE_SECONDS
             if record is None or record.status == "cancelled":
+                if not call.stopped:
+                    telemetry_hooks.count("task_finished", "cancelled" if record is not None else "expired")
                 call.stop()
             if record is not None and record.version > version and call.on_change is not None:
                 try:

@@ -4,7 +4,9 @@ Timeouts, unreachable hosts, HTTP 429 and 5xx are retried with exponential backo
 a `Retry-After` longer than the backoff is honoured (one longer than the cap ends the retries at
 once). A 2xx answer, or a 4xx other than 429, is returned as a `JsonResponse` for the caller to
 interpret (a 404 can be an answer). What still fails after the last attempt is raised as a
-`FetchFailure` saying what went wrong. This is the only module that sees httpx errors.
+`FetchFailure` saying what went wrong. This is the only module that sees httpx errors. Each request
+carries the W3C trace context of the MCP request it serves (`traceparent`, `tracestate`), so an
+upstream that traces continues the trace.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any, Literal
 
 import anyio
 import httpx
+
+from mcp_kit import current_trace_headers
 
 logger = logging.getLogger("servers.fetch")
 
@@ -88,7 +92,8 @@ class JsonFetcher:
                 logger.info("%s: retrying %s in %.2f s after: %s", source, url, delay, failure)
                 await self.sleep(delay)
             try:
-                response = await self.client.get(url, params=dict(params or {}), headers=dict(headers or {}))
+                response = await self.client.get(url, params=dict(params or {}),
+                                                 headers={**current_trace_headers(), **(headers or {})})
             except httpx.TimeoutException as exc:
                 failure = FetchFailure("timeout", source, attempts=attempt, error=exc)
                 continue

@@ -57,6 +57,7 @@ PUBLIC = [
     "UpstreamUnavailable",
     "UserMessage",
     "add_run_arguments",
+    "current_trace_headers",
     "poll_for_changes",
     "__version__",
 ]
@@ -64,6 +65,7 @@ PUBLIC = [
 
 PUBLIC_MODULES = {
     "mcp_kit.testing": ["Client", "connect"],
+    "mcp_kit.telemetry": ["JsonLogFormatter", "MissingTelemetryExtra", "Telemetry", "current_trace_headers"],
     "mcp_kit.auth": [
         "AccessToken",
         "AuthConfig",
