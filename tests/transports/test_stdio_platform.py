@@ -364,7 +364,7 @@ def test_app_run_takes_the_stdio_mode_and_refuses_a_bad_one_before_starting() ->
     app = MCPServer("modes")
     with pytest.raises(ValueError, match="mode must be one of auto, loop, threads; got 'fast'"):
         app.run(stdio_mode="fast")
-    with pytest.raises(TypeError, match="stdio takes no options but stdio_mode; got port"):
+    with pytest.raises(TypeError, match="stdio takes no options but stdio_mode, metrics_port and log_format; got port"):
         app.run(port=8000)
 
 
