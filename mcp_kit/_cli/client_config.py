@@ -238,16 +238,13 @@ def config_command(client: str, names: list[str], *, write: bool, project: Path 
     existing = load_config(path)
     found = changes(existing, new_entries)
     if not found["added"] and not found["replaced"]:
-        print(
-            f"{path} already has these entries ({', '.join(chosen)}); nothing written"
-        )  # stdout-ok: the CLI's own output
+        print(f"{path} already has these entries ({', '.join(chosen)}); nothing written")  # stdout-ok: CLI output
         return 0
     saved = backup(path)
     write_config(path, merge(existing, new_entries))
     app = "Claude Desktop" if client == "claude" else "Cursor"
-    print(
-        f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else "")
-    )  # stdout-ok: the CLI's own output
+    written = f"wrote {', '.join(chosen)} to {path}" + (f" (backup: {saved})" if saved else "")
+    print(written)  # stdout-ok: the CLI's own output
     for name in found["replaced"]:
         _tell(f"replaced the existing \"{name}\" entry, which started: "
               f"{command_line(existing['mcpServers'][name])} (the backup keeps it)")
