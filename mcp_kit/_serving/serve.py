@@ -368,7 +368,7 @@ def tcp_listener(sock: socket.socket) -> socket.socket:
     """`sock` with its protocol marked TCP, so that every connection it accepts gets TCP_NODELAY.
 
     asyncio sets TCP_NODELAY only on sockets whose `proto` is IPPROTO_TCP, and an accepted socket
-    inherits the listener's; uvicorn binds with proto 0. Without it the stdlib loop (Windows, or
+    inherits the listener's; uvicorn before 0.55 binds with proto 0. Without it the stdlib loop (Windows, or
     no uvloop) writes a reply's headers and body as two small segments, and Nagle's algorithm
     holds the second until the client's delayed ACK: about 40 ms per request. uvloop sets
     TCP_NODELAY itself.

@@ -1,8 +1,9 @@
 """Connections accepted by `mcp-kit`'s HTTP listener get TCP_NODELAY on the stdlib event loop.
 
-Without it (uvicorn binds with proto 0, and asyncio sets TCP_NODELAY only on TCP-proto sockets),
-each reply's headers and body leave as two segments and Nagle holds the second until the client's
-delayed ACK: about 40 ms per request on Windows or wherever uvloop is missing.
+Without it (uvicorn before 0.55 binds with proto 0, and asyncio sets TCP_NODELAY only on TCP-proto
+sockets), each reply's headers and body leave as two segments and Nagle holds the second until the
+client's delayed ACK: about 40 ms per request on Windows or wherever uvloop is missing. uvicorn 0.55
+binds with IPPROTO_TCP itself; the project admits older releases, so the listener is still fixed up.
 """
 
 from __future__ import annotations
@@ -47,12 +48,27 @@ def uvicorn_socket() -> socket.socket:
     return sock
 
 
-def test_uvicorn_binds_a_listener_whose_connections_lack_nodelay_on_the_stdlib_loop() -> None:
-    # The control: what serve_http would serve without tcp_listener.
-    assert nodelay_of_accepted_connection(uvicorn_socket()) == 0
+def proto_zero_socket() -> socket.socket:
+    """A listener bound the way uvicorn bound one before 0.55: family and type given, proto left 0."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    return sock
 
 
-def test_the_listener_serve_http_uses_gives_every_connection_nodelay() -> None:
+def test_a_proto_zero_listener_accepts_connections_without_nodelay_on_the_stdlib_loop() -> None:
+    # The control: what serve_http would serve on an older uvicorn without tcp_listener.
+    assert nodelay_of_accepted_connection(proto_zero_socket()) == 0
+
+
+def test_tcp_listener_gives_every_connection_of_a_proto_zero_listener_nodelay() -> None:
+    listener = tcp_listener(proto_zero_socket())
+    assert listener.proto == socket.IPPROTO_TCP
+    assert nodelay_of_accepted_connection(listener) != 0
+
+
+def test_the_listener_serve_http_uses_gives_every_connection_nodelay_whatever_uvicorn_binds() -> None:
     listener = tcp_listener(uvicorn_socket())
     assert listener.proto == socket.IPPROTO_TCP
     assert nodelay_of_accepted_connection(listener) != 0
