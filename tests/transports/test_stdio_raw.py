@@ -162,6 +162,8 @@ def test_a_second_signal_ends_the_grace_at_once(spawn: Any) -> None:
     server.call("slow", "slow", {"seconds": 30}, progress_token="slow")
     server.progress("slow")
     os.kill(server.proc.pid, signal.SIGTERM)
+    # both pending at once, Linux would deliver the lower-numbered SIGINT first: the second waits for the first
+    wait_for_stderr(server, "received SIGTERM: answering", timeout=30)
     os.kill(server.proc.pid, signal.SIGINT)
     assert server.proc.wait(timeout=20) == 0  # far less than the 120 s grace
     server.reader.join(timeout=5)
