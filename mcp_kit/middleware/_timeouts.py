@@ -17,6 +17,7 @@ import anyio
 from .._app.pipeline import Call, CallNext, Middleware
 from .._execution.processes import killing_on_cancel
 from .._primitives.content import error_result
+from .._telemetry import hooks as telemetry_hooks
 
 
 def _seconds(value: Any, what: str) -> float | None:
@@ -53,6 +54,7 @@ class Timeouts(Middleware):
             result = await call_next(call)
         if not scope.cancelled_caught:
             return result
+        telemetry_hooks.count("timeout", "tool")
         shown = f"{seconds:g}"
         return error_result(
             f"Tool '{call.name}' timed out: it ran for its limit of {shown} s and was stopped, so it returned no "

@@ -120,3 +120,23 @@ async def test_the_session_duration_is_recorded_when_a_session_ends() -> None:
         points: list[Any] = seen.points("mcp.server.session.duration")
     assert len(points) == 1 and points[0].count == 1
     assert dict(points[0].attributes) == {"mcp.protocol.version": "2025-11-25", "network.transport": "pipe"}
+
+
+async def test_a_tool_stopped_at_its_timeout_counts_as_a_tool_timeout() -> None:
+    import anyio
+
+    app = make_app()
+
+    @app.tool(timeout=0.05)
+    async def stuck() -> str:
+        """Never finishes."""
+        await anyio.sleep_forever()
+        return "never"
+
+    with recorded(app) as seen:
+        async with connect(app) as client:
+            stopped = await client.call_tool("stuck", {})
+            assert stopped["isError"] is True
+            await client.call_tool("add", {"a": 1, "b": 2})
+        timeouts = seen.points("mcp.server.timeouts")
+    assert [(dict(p.attributes), p.value) for p in timeouts] == [({"mcp.timeout.kind": "tool"}, 1)]
