@@ -13,12 +13,14 @@ tests/project/test_public_api.py pins each `__all__`. Every exception mcp_kit ra
 try:
     from ._app.audit import AuditRecord, ToolCallRecord
     from ._app.context import Context
+    from ._app.mounts import MountCollision
     from ._app.pipeline import Call, CallNext, Middleware
     from ._app.polling import poll_for_changes
     from ._app.state import StateTooLarge, StateUnavailable
     from ._errors import MCPKitError
     from ._primitives.content import AssistantMessage, Audio, Image, UserMessage
     from ._primitives.tools import ToolCrashed
+    from ._primitives.transforms import Arg
     from ._protocol.errors import InsufficientScopeError, MCPError, ResourceNotFound, ToolError, UpstreamUnavailable
     from ._serving.serve import add_run_arguments
     from ._serving.server import MCPServer
@@ -88,6 +90,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AccessToken",
+    "Arg",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
@@ -109,6 +112,7 @@ __all__ = [
     "MCPKitError",
     "MCPServer",
     "Middleware",
+    "MountCollision",
     "PromptMessage",
     "Resource",
     "ResourceLink",

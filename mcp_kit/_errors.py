@@ -16,6 +16,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message
     ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
     ├── ToolCrashed                   _primitives/tools.py   inside the middleware chain: a tool raised unexpectedly
+    ├── MountCollision (ValueError)   _app/mounts.py         two sources for one tool, prompt or resource name
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
     ├── MissingTelemetryExtra (ImportError)  _telemetry/otel.py  telemetry asked for without mcp-kit[otel]

@@ -30,6 +30,7 @@ from .._primitives.completions import CompletionRegistry
 from .._primitives.prompts import PromptEntry, make_prompt
 from .._primitives.resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .._primitives.tools import ToolRegistry, make_tool
+from .._primitives.transforms import Arg, ToolTransform, transformed_tool
 from .._protocol.errors import MCPError
 from .._protocol.versions import is_stateless, shape_capabilities, shape_server_info
 from ..skills import EXTENSION_ID as SKILLS_EXTENSION
@@ -40,6 +41,7 @@ from ..tasks._store import DEFAULT_MAX_TASKS_PER_CALLER
 from ..tasks._wire import TASKS_EXTENSION
 from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
+from .mounts import KINDS, Mount, check_mountable
 from .pipeline import Middleware, Pipeline, build_pipeline
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -141,6 +143,13 @@ class Application:
         self.pipeline: Pipeline | None = None  # the composed chain; None: no middleware, routes called directly
         for each in middleware:
             self.add_middleware(each)
+        self.mounts: list[Mount] = []  # apps mounted here (`mount`)
+        self.mounted_in: list[Mount] = []  # where this app is mounted
+        self.skill_sources: list[tuple[Any, str | None, bool]] = []  # add_skills calls, repeated by the parents
+        self.watchers: list[tuple[str, Callable[..., Any]]] = []  # (template, fn), also given to the parents
+        self.tool_transforms: dict[str, ToolTransform] = {}  # by the name the tool has before the transform
+        self.hidden_tools: set[str] = set()
+        self.hidden_tags: set[str] = set()
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -171,8 +180,17 @@ class Application:
 
     def add_tool(self, fn: Callable[..., Any], *, run_in: RunIn | None = None, **options: Any) -> None:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
-        executor = self.executors.executor_for(fn, run_in, options.get("name") or fn.__name__, Context)
-        self.tools.add(make_tool(fn, Context, executor=executor, **options))
+        name = options.get("name") or fn.__name__
+        for mount in self.mounted_in:  # a name a parent already holds elsewhere: refused before anything changes
+            mount.check("tools", name)
+        executor = self.executors.executor_for(fn, run_in, name, Context)
+        tool = make_tool(fn, Context, executor=executor, **options)
+        old = self.tool_transforms.get(name)
+        if old is not None and old.name:  # replaced: the renamed entry of the old one goes too
+            self.tools.remove(old.name)
+        placed = self.transformed(tool)
+        if placed is not None:
+            self.tools.add(placed)
         if options.get("timeout") is not None and "timeouts" not in self.builtin_middleware:
             from ..middleware._timeouts import Timeouts  # a tool's own limit needs the middleware enforcing it
 
@@ -202,6 +220,9 @@ class Application:
             self.skills = SkillCatalog(page_size=min(self.page_size, 50))
             self.resources.listers.append(self.skills.resources)
         added = self.skills.add_directory(path, prefix=prefix, strict=strict)
+        self.skill_sources.append((path, prefix, strict))
+        for mount in self.mounted_in:  # the servers this one is mounted in serve its skills too
+            mount.parent.add_skills(path, prefix=prefix, strict=strict)
         self._list_changed("resources")
         return added
 
@@ -216,6 +237,8 @@ class Application:
         """
 
         def decorate(fn: F) -> F:
+            for mount in self.mounted_in:
+                mount.check("resources", uri)
             self.resources.add(make_resource(fn, uri, Context, **options))
             self._list_changed("resources")
             return fn
@@ -269,7 +292,7 @@ class Application:
                         return
                 await fn(uri, **variables)
 
-            self.hub.add_watcher(template, checked)
+            self._add_watcher(template, checked)
             return fn
 
         return decorate
@@ -285,6 +308,8 @@ class Application:
 
         def decorate(f: F) -> F:
             entry = make_prompt(f, Context, **options)
+            for mount in self.mounted_in:
+                mount.check("prompts", entry.name)
             self.prompts[entry.name] = entry
             self._list_changed("prompts")
             return f
@@ -300,6 +325,7 @@ class Application:
 
         def decorate(fn: F) -> F:
             self.completions.add(ref, argument, fn)
+            self._completions_changed()
             return fn
 
         return decorate
@@ -308,6 +334,88 @@ class Application:
         """Call `fn(session)` whenever a client's roots were (re)fetched."""
         self.roots_hooks.append(fn)
         return fn
+
+    # ------------------------------------------------------------------ composition
+
+    def mount(self, app: Application, namespace: str | None = None) -> None:
+        """Serve everything `app` registers, now and later, as part of this server (see `_app/mounts.py`).
+
+        Tools and prompts appear as `{namespace}_{name}` (unprefixed without a namespace), resources and
+        templates under their own URIs, to any depth; a name or URI already taken here is refused with
+        `MountCollision` naming both sources. `app`'s lifespan runs with this server's; `ctx.lifespan_state`
+        in its tools is its own. Calls pass through this server's middleware.
+        """
+        if not isinstance(app, Application):
+            raise TypeError(f"mount() takes an MCPServer, not {type(app).__name__}")
+        check_mountable(self, app, namespace)
+        mount = Mount(self, app, namespace)
+        for kind in KINDS:  # every collision found before anything changes
+            mount.check(kind)
+        self.mounts.append(mount)
+        app.mounted_in.append(mount)
+        changed = [kind for kind in KINDS if mount.sync(kind)]
+        self.resources.listers.append(mount.list_resources())
+        for template, fn in app.watchers:
+            self._add_watcher(template, fn)
+        for path, prefix, strict in app.skill_sources:
+            self.add_skills(path, prefix=prefix, strict=strict)
+        self._completions_changed()
+        for kind in changed:
+            self._list_changed(kind)
+
+    def transform_tool(self, name: str, *, new_name: str | None = None, description: str | None = None,
+                       arguments: dict[str, Arg] | None = None) -> None:
+        """Show tool `name` changed: renamed, described anew, arguments hidden, fixed or given defaults (`Arg`).
+
+        Works on this server's tools and on mounted ones (by their name here); the schema and validation
+        follow, and a later re-registration or mount update keeps the transform. Connected clients hear
+        `tools/list_changed`.
+        """
+        current = self.tools.get(name)
+        base = (current.untransformed or current) if current is not None else None
+        if base is None:
+            for tool in self.tools:
+                if tool.untransformed is not None and tool.untransformed.name == name:
+                    current, base = tool, tool.untransformed
+        if base is None or current is None:
+            known = ", ".join(self.tools.names()) or "(none)"
+            raise ValueError(f"transform_tool: no tool {name!r} is registered (tools: {known})")
+        transform = ToolTransform(new_name, description, dict(arguments or {}))
+        replacement = transformed_tool(base, transform)  # checked before anything changes
+        if new_name and new_name != current.name and self.tools.get(new_name) is not None:
+            raise ValueError(f"transform_tool: {name!r} cannot be renamed {new_name!r}: a tool of that name exists")
+        self.tool_transforms[base.name] = transform
+        self.tools.remove(current.name)
+        self.tools.add(replacement)
+        self._list_changed("tools")
+
+    def hide_tools(self, *names: str, tags: set[str] | frozenset[str] | tuple[str, ...] = ()) -> None:
+        """Neither list nor serve the tools named (here, mounted ones included) or carrying one of `tags`;
+        a call of one answers as for a tool that does not exist."""
+        self.hidden_tools.update(names)
+        self.hidden_tags.update(tags)
+        for tool in list(self.tools):
+            if self.transformed(tool.untransformed or tool) is None:
+                self.tools.remove(tool.name)
+        self._list_changed("tools")
+
+    def transformed(self, tool: Any) -> Any:
+        """`tool` as this server shows it: None when hidden, else with its transform applied."""
+        if tool.name in self.hidden_tools or (self.hidden_tags and tool.tags & self.hidden_tags):
+            return None
+        transform = self.tool_transforms.get(tool.name)
+        return transformed_tool(tool, transform) if transform is not None else tool
+
+    def _add_watcher(self, template: str, fn: Callable[..., Any]) -> None:
+        self.watchers.append((template, fn))
+        self.hub.add_watcher(template, fn)
+        for mount in self.mounted_in:
+            mount.parent._add_watcher(template, fn)
+
+    def _completions_changed(self) -> None:
+        for mount in self.mounted_in:
+            mount.sync_completions()
+            mount.parent._completions_changed()
 
     # ------------------------------------------------------------------ middleware
 
@@ -461,6 +569,8 @@ class Application:
             self._on_loop(self._after_changes, "resource", uri, self.hub.publish)
         else:
             self._on_loop(self.hub.publish, uri)
+        for mount in self.mounted_in:  # the servers this one is mounted in have subscribers too
+            mount.parent.notify_resource_updated(uri)
 
     def _after_changes(self, kind: str, what: str, then: Callable[[str], None]) -> None:
         """Await the change hooks for a change of `kind` ("resource" or "list") on this process, then `then(what)`."""
@@ -502,6 +612,9 @@ class Application:
             asyncio.run_coroutine_threadsafe(_call(fn, *args), loop)
 
     def _list_changed(self, kind: str) -> None:
+        for mount in self.mounted_in:  # the parents mirror the change at once (collisions were checked before)
+            if mount.sync(kind):
+                mount.parent._list_changed(kind)
         self._on_loop(self._send_list_changed, kind)
 
     def _send_list_changed(self, kind: str) -> None:
@@ -547,6 +660,8 @@ class Application:
             async with contextlib.AsyncExitStack() as stack:
                 if self._lifespan is not None:
                     self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+                for mount in self.mounts:  # a mounted app's lifespan and background work run with this one's
+                    await stack.enter_async_context(mount.child.running())
                 async with anyio.create_task_group() as tg:
                     self.hub.attach(tg)
                     self.task_runner.attach(tg)

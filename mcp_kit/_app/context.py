@@ -11,6 +11,7 @@ Imports nothing from mcp_kit but `scope`, `state`, `jsonrpc` and the telemetry h
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 class Context:
     """The handle a handler gets on its request and its client."""
 
-    __slots__ = ("channel", "request_id", "meta", "progress_token", "principal", "_state")
+    __slots__ = ("channel", "request_id", "meta", "progress_token", "principal", "_state", "_owner")
 
     principal: AccessToken | None
     """Who sent the request: the caller's validated OAuth access token (subject, client_id, scopes,
@@ -45,6 +46,7 @@ class Context:
         self.progress_token = self.meta.get("progressToken")
         self.principal = principal  # type: ignore[assignment]  # the transport passes what the OAuth guard validated
         self._state: State | None = None
+        self._owner: Any = None  # a mounted app whose primitive this request runs (see `for_owner`)
 
     async def upstream_token(self) -> UpstreamToken:
         """The caller's token at the identity provider they signed in with (a server behind `FacadeConfig`).
@@ -65,7 +67,17 @@ class Context:
 
     @property
     def lifespan_state(self) -> Any:
-        return self.channel.lifespan_state
+        """What the lifespan of the server that registered the running tool, resource or prompt yielded."""
+        owner = self._owner
+        return owner.lifespan_state if owner is not None else self.channel.lifespan_state
+
+    def for_owner(self, app: Any) -> Context:
+        """This request's context for a primitive of the mounted `app` (its own lifespan state)."""
+        if self._owner is app:
+            return self
+        other = copy.copy(self)
+        other._owner = app
+        return other
 
     @property
     def protocol_version(self) -> str:

@@ -24,13 +24,13 @@ class CompletionRegistry:
     """Completion functions keyed by what they complete."""
 
     def __init__(self) -> None:
-        self._providers: dict[CompletionKey, Callable[..., Any]] = {}
+        self.providers: dict[CompletionKey, Callable[..., Any]] = {}
 
     def add(self, ref: str, argument: str, fn: Callable[..., Any]) -> None:
-        self._providers[completion_key(ref, argument)] = fn
+        self.providers[completion_key(ref, argument)] = fn
 
     def __bool__(self) -> bool:
-        return bool(self._providers)
+        return bool(self.providers)
 
     async def complete(
         self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any] | None
@@ -38,7 +38,7 @@ class CompletionRegistry:
         """The `completion` object for a completion/complete request (empty when nothing is registered)."""
         kind = ref.get("type")
         target = ref.get("uri") if kind == "ref/resource" else ref.get("name")
-        fn = self._providers.get((str(kind), str(target), str(argument.get("name"))))
+        fn = self.providers.get((str(kind), str(target), str(argument.get("name"))))
         if fn is None:
             return {"values": [], "total": 0, "hasMore": False}
         args = (str(argument.get("value", "")), dict((context or {}).get("arguments") or {}))

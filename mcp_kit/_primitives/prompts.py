@@ -27,6 +27,8 @@ class PromptEntry:
     description: str | None = None
     icons: list[dict[str, Any]] | None = None
     scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant (HTTP with OAuth only)
+    owner: Any = None  # a mounted prompt: the app whose lifespan state its function sees (_app/mounts.py)
+    source: Any = None  # a mounted prompt: the mounted app's own entry it mirrors
 
     def definition(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -70,7 +72,7 @@ async def render_prompt(entry: PromptEntry, arguments: dict[str, Any] | None, co
         lines = describe_validation_error(exc, entry.signature.input_schema)
         raise invalid_params(f"Invalid arguments for prompt '{entry.name}':\n" + "\n".join(lines)) from None
     if entry.signature.context_param:
-        kwargs[entry.signature.context_param] = context
+        kwargs[entry.signature.context_param] = context.for_owner(entry.owner) if entry.owner is not None else context
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:

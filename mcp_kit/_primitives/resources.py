@@ -67,6 +67,7 @@ class ResourceEntry:
     validator: Callable[..., Any] | None = None  # checks a URI without reading it (see `bind_resource`)
     validator_context_param: str | None = None
     scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token must grant to read it (HTTP with OAuth only)
+    owner: Any = None  # a mounted resource: the app whose lifespan state its function sees (_app/mounts.py)
 
     def definition(self) -> dict[str, Any]:
         key = "uriTemplate" if self.pattern is not None else "uri"
@@ -139,8 +140,14 @@ class ResourceRegistry:
 
     async def listed(self) -> list[dict[str, Any]]:
         """Fixed resources plus whatever the dynamic listers report now."""
-        items = [entry.definition() for entry in self.fixed.values()]
+        return [*(entry.definition() for entry in self.fixed.values()), *await self.dynamic()]
+
+    async def dynamic(self, skip: Callable[[], Any] | None = None) -> list[dict[str, Any]]:
+        """What the dynamic listers report now (but `skip`)."""
+        items: list[dict[str, Any]] = []
         for lister in self.listers:
+            if skip is not None and lister == skip:
+                continue
             found = lister()
             if inspect.isawaitable(found):
                 found = await found
@@ -172,6 +179,8 @@ async def bind_resource(registry: ResourceRegistry, uri: str, context: Any) -> t
     if found is None:
         raise ResourceNotFound(uri)
     entry, variables = found
+    if entry.owner is not None:  # a mounted resource sees its own app's lifespan state
+        context = context.for_owner(entry.owner)
     if entry.scopes:
         principal = getattr(context, "principal", None)
         missing = principal.missing(entry.scopes) if principal is not None else ()
@@ -193,7 +202,7 @@ async def read_resource(registry: ResourceRegistry, uri: str, context: Any) -> l
     """Read `uri`; raises ResourceNotFound (unknown URI) or MCPError."""
     entry, kwargs = await bind_resource(registry, uri, context)
     if entry.context_param:
-        kwargs[entry.context_param] = context
+        kwargs[entry.context_param] = context.for_owner(entry.owner) if entry.owner is not None else context
     if inspect.iscoroutinefunction(entry.fn):
         value = await entry.fn(**kwargs)
     else:

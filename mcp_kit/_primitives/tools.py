@@ -92,6 +92,11 @@ class Tool:
         "task_ttl_ms",
         "task_poll_interval_ms",
         "timeout",
+        "tags",
+        "owner",
+        "source",
+        "untransformed",
+        "rewrite",
         "_context_type",
         "_description",
         "_input_schema",
@@ -108,7 +113,8 @@ class Tool:
                  icons: list[dict[str, Any]] | None = None, meta: dict[str, Any] | None = None,
                  executor: Executor | None = None, scopes: tuple[str, ...] = (), task_support: str = "forbidden",
                  task_start: str = "auto", task_ttl_ms: int | None = None,
-                 task_poll_interval_ms: int | None = None, timeout: float | None = None) -> None:
+                 task_poll_interval_ms: int | None = None, timeout: float | None = None,
+                 tags: frozenset[str] = frozenset()) -> None:
         self.name = name
         self.fn = fn
         self.title = title
@@ -123,6 +129,11 @@ class Tool:
         self.task_ttl_ms = task_ttl_ms  # None: the server's TaskSettings
         self.task_poll_interval_ms = task_poll_interval_ms
         self.timeout = timeout  # seconds a call may run (the timeouts middleware enforces it); None: the default
+        self.tags = tags  # labels the server's author gives (hide_tools(tags=...)); never sent to clients
+        self.owner: Any = None  # a mounted tool: the app whose lifespan state its function sees (_app/mounts.py)
+        self.source: Tool | None = None  # a mounted tool: the mounted app's own entry it mirrors
+        self.untransformed: Tool | None = None  # a transformed tool: what it was before (_primitives/transforms.py)
+        self.rewrite: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None  # a transform's argument rewrite
         self._context_type = context_type
         self._description = description
         self._input_schema = input_schema
@@ -259,6 +270,7 @@ def make_tool(
     task_ttl_ms: int | None = None,
     task_poll_interval_ms: int | None = None,
     timeout: float | None = None,
+    tags: set[str] | frozenset[str] | list[str] | tuple[str, ...] | None = None,
 ) -> Tool:
     """The Tool for `fn`: options checked and kept; schema and model are built when first needed.
 
@@ -269,6 +281,7 @@ def make_tool(
     the function runs inside the request until it awaits `ctx.start_task()` (async functions only).
     `timeout`: seconds a call may run before it is stopped and answered `isError` (enforced by
     `mcp_kit.middleware.Timeouts`, which `--tool-timeout` installs; None: the server's default).
+    `tags`: labels for the server's own use (`hide_tools(tags=...)`); clients never see them.
     """
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
         raise ValueError(f"timeout={timeout!r}: a positive number of seconds, or None")
@@ -301,7 +314,16 @@ def make_tool(
         task_ttl_ms=task_ttl_ms,
         task_poll_interval_ms=task_poll_interval_ms,
         timeout=timeout,
+        tags=_tags(tags, name or fn.__name__),
     )
+
+
+def _tags(tags: Any, tool: str) -> frozenset[str]:
+    if tags is None:
+        return frozenset()
+    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+        raise TypeError(f"tool {tool!r}: tags must be a set of strings, not {tags!r}")
+    return frozenset(tags)
 
 
 def _annotations(
@@ -394,6 +416,13 @@ async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any, 
     """Validate, run, normalise. Failures become `isError: true` results, never exceptions; with `crash`
     (inside a middleware chain) an unexpected exception raises `ToolCrashed` carrying that result."""
     plan = tool._call or tool.call_plan()
+    if tool.owner is not None:  # a mounted tool sees its own app's lifespan state
+        context = context.for_owner(tool.owner)
+    if tool.rewrite is not None:  # a transformed tool: hidden and fixed arguments filled in
+        try:
+            arguments = tool.rewrite(arguments or {}, context)
+        except ToolError as exc:
+            return error_result(str(exc))
     try:
         kwargs = plan.signature.validate(arguments or {})
     except ValidationError as exc:

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PUBLIC = [
     "AccessToken",
+    "Arg",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
@@ -41,6 +42,7 @@ PUBLIC = [
     "MCPKitError",
     "MCPServer",
     "Middleware",
+    "MountCollision",
     "PromptMessage",
     "Resource",
     "ResourceLink",

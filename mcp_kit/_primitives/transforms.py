@@ -1,0 +1,136 @@
+"""Tool transforms: a tool shown under another name or description, with arguments hidden, fixed or given
+new defaults, and the schema and validation following the change.
+
+A transform never touches the function: the transformed tool is a copy of the registered one whose
+schema is derived from the original's, and whose calls have their arguments rewritten before the
+original's validation runs. So a hidden argument cannot be sent (a call naming it is refused as an
+argument the tool does not have), a fixed one always has its value, one filled from the request
+(`Arg(from_context=lambda ctx: ctx.principal.subject)`) is computed per call, and the function
+receives exactly what it received before.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._protocol.errors import ToolError
+
+logger = logging.getLogger("mcp_kit.tools")
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """How a transform changes one argument.
+
+    `Arg(hidden=True)`: not shown; the function's own default applies (it must have one).
+    `Arg(value=v)`: not shown; always `v`. `Arg(from_context=fn)`: not shown; `fn(ctx)` per call.
+    `Arg(default=v)`: shown, no longer required, `v` when the call leaves it out.
+    `description=`: the schema's description of a shown argument.
+    """
+
+    hidden: bool = False
+    value: Any = _UNSET
+    from_context: Callable[[Any], Any] | None = None
+    default: Any = _UNSET
+    description: str | None = None
+
+    @property
+    def is_hidden(self) -> bool:
+        return self.hidden or self.value is not _UNSET or self.from_context is not None
+
+
+@dataclass(slots=True)
+class ToolTransform:
+    """What one `transform_tool` call changes: the name, the description, arguments."""
+
+    name: str | None = None
+    description: str | None = None
+    arguments: Mapping[str, Arg] = field(default_factory=dict)
+
+
+def check_transform(tool: Any, transform: ToolTransform) -> None:
+    """ValueError naming the argument unless each `Arg` fits the tool's schema."""
+    schema = tool.input_schema
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", ()))
+    for name, arg in transform.arguments.items():
+        if not isinstance(arg, Arg):
+            raise TypeError(f"transform of tool {tool.name!r}: arguments[{name!r}] must be an mcp_kit.Arg")
+        if name not in properties:
+            known = ", ".join(properties) or "(none)"
+            raise ValueError(f"transform of tool {tool.name!r}: it has no argument {name!r} (it has: {known})")
+        if arg.hidden and arg.value is _UNSET and arg.from_context is None and name in required:
+            raise ValueError(f"transform of tool {tool.name!r}: {name!r} is required, so hiding it needs a value: "
+                             f"Arg(value=...) or Arg(from_context=...)")
+        if arg.is_hidden and (arg.default is not _UNSET or arg.description is not None):
+            raise ValueError(f"transform of tool {tool.name!r}: {name!r} is hidden, so it takes no default or "
+                             "description")
+
+
+def transformed_tool(tool: Any, transform: ToolTransform) -> Any:
+    """A copy of `tool` showing `transform`'s changes (the registry keeps it under its new name)."""
+    check_transform(tool, transform)
+    schema = copy.deepcopy(tool.input_schema)
+    properties: dict[str, Any] = schema.setdefault("properties", {})
+    required: list[str] = list(schema.get("required", ()))
+    for name, arg in transform.arguments.items():
+        if arg.is_hidden:
+            properties.pop(name, None)
+            required = [each for each in required if each != name]
+            continue
+        spec = properties[name] = dict(properties[name])
+        if arg.default is not _UNSET:
+            spec["default"] = arg.default
+            required = [each for each in required if each != name]
+        if arg.description is not None:
+            spec["description"] = arg.description
+    if required:
+        schema["required"] = required
+    else:
+        schema.pop("required", None)
+    out = copy.copy(tool)
+    out.untransformed = getattr(tool, "untransformed", None) or tool
+    out.name = transform.name or tool.name
+    out._description = transform.description or tool.description
+    out._input_schema = schema
+    out._schema = out._call = out._wire = None
+    outer = _rewriter(out.name, transform.arguments) if transform.arguments else None
+    inner = tool.rewrite  # a mounted tool its own app transformed keeps that transform underneath
+    if outer is not None and inner is not None:
+        out.rewrite = lambda given, ctx: inner(outer(given, ctx), ctx)
+    else:
+        out.rewrite = outer or inner
+    return out
+
+
+def _rewriter(tool: str, arguments: Mapping[str, Arg]) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    hidden = {name: arg for name, arg in arguments.items() if arg.is_hidden}
+    defaults = {name: arg.default for name, arg in arguments.items() if arg.default is not _UNSET}
+
+    def rewrite(given: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        sent = sorted(name for name in given if name in hidden)
+        if sent:
+            raise ToolError(f"Invalid arguments for tool '{tool}': it has no argument {', '.join(map(repr, sent))}; "
+                            "leave it out (see the tool's inputSchema)")
+        out = {**{name: value for name, value in defaults.items() if name not in given}, **given}
+        for name, arg in hidden.items():
+            if arg.value is not _UNSET:
+                out[name] = arg.value
+            elif arg.from_context is not None:
+                try:
+                    out[name] = arg.from_context(ctx)
+                except Exception:
+                    logger.exception("tool %s: filling argument %s from the request failed", tool, name)
+                    raise ToolError(f"Tool '{tool}' could not be called for this request: the server could not fill "
+                                    f"in its argument {name!r} (for example, the caller is not signed in)") from None
+        return out
+
+    return rewrite
+
+
+__all__ = ["Arg", "ToolTransform", "check_transform", "transformed_tool"]

@@ -1,0 +1,252 @@
+"""`app.mount(other, namespace=...)`: a mounted tree served as one server, live, to any depth."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_kit import Context, MCPError, MCPServer, Middleware, MountCollision
+from mcp_kit.testing import connect
+
+pytestmark = pytest.mark.anyio
+
+
+def leaf_app(log: list[str] | None = None) -> MCPServer:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[str]:
+        if log is not None:
+            log.append("leaf up")
+        yield "leaf state"
+        if log is not None:
+            log.append("leaf down")
+
+    leaf = MCPServer("leaf", lifespan=lifespan)
+
+    @leaf.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @leaf.tool
+    async def whose_state(ctx: Context) -> str:
+        """The lifespan state this tool sees."""
+        await ctx.report_progress(1, 2, "halfway")
+        await ctx.info("whose_state ran")
+        return str(ctx.lifespan_state)
+
+    @leaf.resource("leaf://readme")
+    def readme(ctx: Context) -> str:
+        """A fixed resource."""
+        return f"readme ({ctx.lifespan_state})"
+
+    @leaf.resource("leaf://notes/{name}")
+    def note(name: str) -> str:
+        """A template."""
+        return f"note {name}"
+
+    @leaf.prompt
+    def greet(who: str) -> str:
+        """A prompt."""
+        return f"Hello {who}"
+
+    @leaf.completion("greet", "who")
+    def complete_who(value: str, context: dict[str, str]) -> list[str]:
+        return [name for name in ("ada", "alan", "grace") if name.startswith(value)]
+
+    @leaf.completion("leaf://notes/{name}", "name")
+    def complete_note(value: str, context: dict[str, str]) -> list[str]:
+        return ["todo", "ideas"]
+
+    return leaf
+
+
+def three_levels(log: list[str] | None = None) -> tuple[MCPServer, MCPServer, MCPServer]:
+    leaf = leaf_app(log)
+    middle = MCPServer("middle")
+
+    @middle.tool
+    def middle_tool() -> str:
+        """The middle app's own tool."""
+        return "middle"
+
+    middle.mount(leaf, namespace="leaf")
+    root = MCPServer("root")
+    root.mount(middle, namespace="mid")
+    return root, middle, leaf
+
+
+async def test_a_tree_three_levels_deep_routes_every_primitive() -> None:
+    log: list[str] = []
+    root, _, _ = three_levels(log)
+    async with connect(root) as client:
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+        assert set(tools) == {"mid_middle_tool", "mid_leaf_add", "mid_leaf_whose_state"}
+        assert tools["mid_leaf_add"]["description"] == "Add two numbers."
+        added = await client.call_tool("mid_leaf_add", {"a": 2, "b": 3})
+        assert added["content"][0]["text"] == "5"
+        assert (await client.call_tool("mid_middle_tool"))["content"][0]["text"] == "middle"
+        state = await client.call_tool("mid_leaf_whose_state", progress_token="p")
+        assert state["content"][0]["text"] == "leaf state"  # the mounted app's own lifespan state
+        assert [n["params"]["progress"] for n in client.notifications_named("notifications/progress")] == [1]
+
+        assert [r["uri"] for r in await client.list_resources()] == ["leaf://readme"]  # URIs kept
+        assert [t["uriTemplate"] for t in await client.list_resource_templates()] == ["leaf://notes/{name}"]
+        assert (await client.read_resource("leaf://readme"))[0]["text"] == "readme (leaf state)"
+        assert (await client.read_resource("leaf://notes/todo"))[0]["text"] == "note todo"
+
+        assert [p["name"] for p in await client.list_prompts()] == ["mid_leaf_greet"]
+        prompt = await client.get_prompt("mid_leaf_greet", {"who": "Ada"})
+        assert prompt["messages"][0]["content"]["text"] == "Hello Ada"
+
+        names = await client.complete({"type": "ref/prompt", "name": "mid_leaf_greet"}, {"name": "who", "value": "a"})
+        assert names["values"] == ["ada", "alan"]
+        template = {"type": "ref/resource", "uri": "leaf://notes/{name}"}
+        notes = await client.complete(template, {"name": "name", "value": ""})
+        assert notes["values"] == ["todo", "ideas"]
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("add", {"a": 1, "b": 2})  # only under its mounted name
+        assert "mid_leaf_add" in unknown.value.message
+    assert log == ["leaf up", "leaf down"]  # the leaf's lifespan ran with the root's
+
+
+async def test_tools_added_and_removed_later_appear_and_go_with_list_changed() -> None:
+    root, _, leaf = three_levels()
+    async with connect(root) as client:
+        await client.list_tools()
+
+        @leaf.tool
+        def later(x: int) -> int:
+            """Registered after the mount."""
+            return x * 10
+
+        await client.wait_notification("notifications/tools/list_changed", timeout=5)
+        assert "mid_leaf_later" in {tool["name"] for tool in await client.list_tools()}
+        assert (await client.call_tool("mid_leaf_later", {"x": 4}))["content"][0]["text"] == "40"
+
+        @leaf.prompt
+        def farewell() -> str:
+            """Another prompt."""
+            return "Bye"
+
+        await client.wait_notification("notifications/prompts/list_changed", timeout=5)
+        assert {p["name"] for p in await client.list_prompts()} == {"mid_leaf_greet", "mid_leaf_farewell"}
+
+        leaf.remove_tool("add")
+        await anyio.sleep(0)
+        assert "mid_leaf_add" not in {tool["name"] for tool in await client.list_tools()}
+
+
+async def test_subscriptions_and_watchers_of_a_mounted_app_reach_the_parents_clients() -> None:
+    leaf = MCPServer("leaf")
+    watching: list[str] = []
+
+    @leaf.resource("leaf://counter/{name}")
+    def counter(name: str) -> str:
+        """A counter."""
+        return "0"
+
+    @leaf.watcher("leaf://counter/{name}")
+    async def watch(uri: str, name: str) -> None:
+        watching.append(uri)
+        leaf.notify_resource_updated(uri)
+        await anyio.sleep_forever()
+
+    root = MCPServer("root")
+    root.mount(leaf, namespace="leaf")
+    async with connect(root) as client:
+        await client.subscribe("leaf://counter/a")
+        note = await client.wait_notification("notifications/resources/updated", timeout=5)
+        assert note["params"]["uri"] == "leaf://counter/a"
+        assert watching == ["leaf://counter/a"]
+
+
+async def test_a_name_taken_in_the_parent_is_refused_naming_both_sources() -> None:
+    parent = MCPServer("hub")
+
+    @parent.tool
+    def weather_forecast() -> str:
+        """The hub's own."""
+        return "hub"
+
+    weather = MCPServer("weather")
+
+    @weather.tool
+    def forecast() -> str:
+        """The weather server's."""
+        return "weather"
+
+    with pytest.raises(MountCollision) as refused:
+        parent.mount(weather, namespace="weather")
+    message = str(refused.value)
+    assert "'weather_forecast'" in message and "'hub' itself" in message and "mounted 'weather'" in message
+    assert [tool.name for tool in parent.tools] == ["weather_forecast"] and not parent.mounts  # nothing changed
+
+
+async def test_a_later_registration_that_would_collide_is_refused_at_once() -> None:
+    parent = MCPServer("hub")
+    first, second = MCPServer("first"), MCPServer("second")
+    parent.mount(first)
+    parent.mount(second)
+
+    @first.tool
+    def shared() -> str:
+        """First."""
+        return "first"
+
+    with pytest.raises(MountCollision, match="mounted 'second'.*mounted 'first'"):
+        @second.tool
+        def shared() -> str:  # noqa: F811
+            """Second."""
+            return "second"
+
+    async with connect(parent) as client:
+        assert (await client.call_tool("shared"))["content"][0]["text"] == "first"
+
+    with pytest.raises(MountCollision, match="resource 'x://same'"):
+        @first.resource("x://same")
+        def one() -> str:
+            return "1"
+
+        @second.resource("x://same")
+        def two() -> str:
+            return "2"
+
+
+async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
+    parent, child = MCPServer("parent"), MCPServer("child")
+    with pytest.raises(ValueError, match="contain itself"):
+        parent.mount(parent)
+    parent.mount(child, namespace="c")
+    with pytest.raises(ValueError, match="contain itself"):
+        child.mount(parent)
+    with pytest.raises(ValueError, match="namespace 'a b'"):
+        MCPServer("x").mount(MCPServer("y"), namespace="a b")
+    with pytest.raises(TypeError, match="takes an MCPServer"):
+        MCPServer("x").mount("y")  # type: ignore[arg-type]
+    guarded = MCPServer("guarded", middleware=[Middleware()])
+    with pytest.raises(ValueError, match="middleware of its own.*parent.add_middleware"):
+        MCPServer("x").mount(guarded)
+
+
+async def test_the_reference_servers_mounted_in_one_hub_serve_their_tools_resources_and_skills() -> None:
+    from servers.stock.providers import make_provider as stock_provider
+    from servers.stock.server import build_server as build_stock
+    from servers.weather.providers import make_provider as weather_provider
+    from servers.weather.server import build_server as build_weather
+
+    hub = MCPServer("hub")
+    hub.mount(build_stock(stock_provider("sample")), namespace="stock")
+    hub.mount(build_weather(weather_provider("sample")), namespace="weather")
+    async with connect(hub) as client:
+        names = {tool["name"] for tool in await client.list_tools()}
+        assert {"stock_get_stock_price", "weather_get_forecast"} <= names
+        assert all(name.startswith(("stock_", "weather_")) for name in names)
+        price = await client.call_tool("stock_get_stock_price", {"ticker": "AAPL"})
+        assert price["isError"] is False and "AAPL" in price["content"][0]["text"]
+        skills = [r["uri"] for r in await client.list_resources() if r["uri"].startswith("skill://")]
+        assert len(skills) == len(set(skills)) >= 2  # each server's skills, once
+        assert (await client.read_resource(skills[0]))[0]["text"].startswith("---")
