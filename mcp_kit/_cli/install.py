@@ -136,12 +136,19 @@ def _split_script(target: str) -> tuple[str, str | None]:
 def resolve_target(target: str | None, *, module: str | None, server_args: Sequence[str], system: System,
                    interpreter: Interpreter, name: str | None = None, env: Mapping[str, str] | None = None,
                    headers: Mapping[str, str] | None = None, fs_roots: Sequence[PurePath] = (),
-                   provider: str | None = None, here: Path | None = None) -> Launch | Remote:
-    """What TARGET (or `-m MODULE`) starts, as the entry will name it on `system`."""
+                   provider: str | None = None, here: Path | None = None, dev: bool = False) -> Launch | Remote:
+    """What TARGET (or `-m MODULE`) starts, as the entry will name it on `system` (with `dev`: under
+    `mcp-kit dev`, which restarts it on every saved change)."""
     here = here or Path.cwd()
     extra = dict(env or {})
     python = str(system.path(interpreter.python))
     kit = list(interpreter.kit)
+
+    def runner(spec: list[str]) -> list[str]:
+        """`-m mcp_kit run SPEC ARGS`, or under `dev`: `-m mcp_kit dev SPEC -- ARGS`."""
+        if not dev:
+            return ["-m", "mcp_kit", "run", *spec, *server_args]
+        return ["-m", "mcp_kit", "dev", *spec, *(["--", *server_args] if server_args else [])]
 
     def launch(default_name: str, args: list[str], root: PurePath, code: list[PurePath]) -> Launch:
         variables = {"PYTHONPATH": system.search_path([*code, *kit])} if [*code, *kit] else {}
@@ -151,12 +158,13 @@ def resolve_target(target: str | None, *, module: str | None, server_args: Seque
         if target is not None:
             raise ValueError("give either TARGET or -m MODULE, not both")
         root = _module_root(module, here)
-        return launch(server_name(module.rsplit(".", 1)[-1]), ["-m", module, *server_args], root, [root])
+        args = runner(["-m", module]) if dev else ["-m", module, *server_args]
+        return launch(server_name(module.rsplit(".", 1)[-1]), args, root, [root])
     if target is None:
         raise ValueError("name the server: a script, module[:app], -m package.module, a URL or a reference server")
     if target.startswith(("http://", "https://")):
-        if server_args:
-            raise ValueError("arguments after the URL mean nothing to a remote server")
+        if server_args or dev:
+            raise ValueError("arguments after the URL (and --dev) mean nothing to a remote server")
         return Remote(name or server_name(urlsplit(target).hostname or "remote"), target, dict(headers or {}))
     script, attr = _split_script(target)
     if script.endswith(".py") or os.sep in script or "/" in script:
@@ -164,9 +172,10 @@ def resolve_target(target: str | None, *, module: str | None, server_args: Seque
         if not path.is_file():
             raise CommandError(f"no such file: {script}")
         spec = str(system.path(str(path))) + (f":{attr}" if attr else "")
-        return launch(server_name(path.stem), ["-m", "mcp_kit", "run", spec, *server_args], path.parent,
-                      [path.parent])
+        return launch(server_name(path.stem), runner([spec]), path.parent, [path.parent])
     if target in REFERENCE_SERVERS and not (here / target).exists():
+        if dev:
+            raise ValueError("--dev is for your own server; a reference server is installed as it is")
         args = ["-m", f"servers.{target}"]
         for directory in fs_roots:
             args += ["--root", str(system.path(directory))]
@@ -179,8 +188,7 @@ def resolve_target(target: str | None, *, module: str | None, server_args: Seque
         return launch(target, [*args, *server_args], system.path(str(root)), [system.path(str(root))])
     dotted = target.split(":", 1)[0]
     root = _module_root(dotted, here)
-    return launch(server_name(dotted.rsplit(".", 1)[-1]), ["-m", "mcp_kit", "run", target, *server_args], root,
-                  [system.path(str(root))])
+    return launch(server_name(dotted.rsplit(".", 1)[-1]), runner([target]), root, [system.path(str(root))])
 
 
 def proxy_launch(remote: Remote, system: System, interpreter: Interpreter) -> Launch:
@@ -247,6 +255,7 @@ class InstallOptions:
     dry_run: bool = False
     fs_roots: list[Path] = field(default_factory=list)
     provider: str | None = None
+    dev: bool = False
     rerun: str = "run again without --dry-run"  # how the user writes what a dry run printed
 
 
@@ -260,7 +269,7 @@ def install_command(options: InstallOptions, *, system: System | None = None,
     server = resolve_target(options.target, module=options.module, server_args=options.server_args, system=system,
                             interpreter=interpreter, name=options.name, env=parse_env(options.env),
                             headers=parse_headers(options.headers), fs_roots=[system.path(str(r)) for r in roots],
-                            provider=options.provider)
+                            provider=options.provider, dev=options.dev)
     if isinstance(server, Remote) and options.env:
         raise ValueError("--env applies to a local server; a remote server takes --header")
     entry, notes = client_entry(client, server, system, interpreter)
@@ -325,6 +334,8 @@ def add_install_arguments(commands: Any) -> None:
                               ".gemini/settings.json, mcp.json) instead of the user's")
     install.add_argument("--config-path", type=Path, metavar="FILE", help="write this file instead")
     install.add_argument("--dry-run", action="store_true", help="print the entry; write nothing")
+    install.add_argument("--dev", action="store_true",
+                         help="run it under `mcp-kit dev`: restarted on every saved change, the session kept")
     install.add_argument("--root", type=Path, action="append", default=[], metavar="DIR",
                          help="filesystem server: a directory it may read and write (repeatable)")
     install.add_argument("--provider", choices=["live", "sample"], help="stock and weather: the data provider")
@@ -334,4 +345,4 @@ def run_install_command(args: Any) -> int:
     return install_command(InstallOptions(
         client=args.client, target=args.target, module=args.module, server_args=list(args.server_args),
         name=args.name, env=args.env, headers=args.header, project=args.project, config_path=args.config_path,
-        dry_run=args.dry_run, fs_roots=args.root, provider=args.provider))
+        dry_run=args.dry_run, fs_roots=args.root, provider=args.provider, dev=args.dev))

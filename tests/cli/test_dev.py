@@ -31,12 +31,18 @@ def add(a: int, b: int) -> int:
     return a + b
 '''
 BROKEN = FIRST + "\n\n@app.tool()\ndef multiply(a: int, b: int) -> int\n    return a * b\n"  # no colon
-SECOND = FIRST + '''
+SECOND = FIRST.replace("import MCPServer", "import Context, MCPServer") + '''
 
 @app.tool()
 def multiply(a: int, b: int) -> int:
     """Multiply two numbers."""
     return a * b
+
+
+@app.tool()
+async def roots(ctx: Context) -> str:
+    """The client's roots: a request from the server to the client, through the dev process."""
+    return ",".join(str(root.uri) for root in await ctx.list_roots())
 '''
 
 
@@ -76,6 +82,10 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
+async def list_roots(context: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="project")])
+
+
 def dev_params(script: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "mcp_kit", "dev", script.name],
                                  cwd=str(script.parent), env={"PYTHONPATH": str(ROOT)})
@@ -88,7 +98,7 @@ async def test_sdk_client_sees_a_new_tool_after_the_file_is_edited_and_survives_
     inbox = Inbox()
     with stderr_path.open("w", encoding="utf-8") as errlog:
         async with (stdio_client(dev_params(script), errlog=errlog) as (read, write),
-                    ClientSession(read, write, message_handler=inbox) as session):
+                    ClientSession(read, write, message_handler=inbox, list_roots_callback=list_roots) as session):
             init = await session.initialize()
             assert init.server_info.name == "devloop"
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed is True
@@ -104,10 +114,11 @@ async def test_sdk_client_sees_a_new_tool_after_the_file_is_edited_and_survives_
 
             script.write_text(SECOND, encoding="utf-8")
             await inbox.wait_for(types.ToolListChangedNotification, timeout=30)
-            assert [t.name for t in (await session.list_tools()).tools] == ["add", "multiply"]
+            assert [t.name for t in (await session.list_tools()).tools] == ["add", "multiply", "roots"]
             product = await session.call_tool("multiply", {"a": 6, "b": 7})
             assert product.is_error is False and text(product) == "42"
             assert text(await session.call_tool("add", {"a": 1, "b": 1})) == "2"
+            assert text(await session.call_tool("roots", {})) == "file:///work/project"
     assert "reloaded (version 3)" in stderr_path.read_text(encoding="utf-8")
 
 
@@ -155,4 +166,4 @@ def test_the_inspector_cli_lists_the_dev_servers_tools(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(home)}
     done = subprocess.run(cli, capture_output=True, text=True, timeout=90, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert [tool["name"] for tool in json.loads(done.stdout)["tools"]] == ["add", "multiply"]
+    assert [tool["name"] for tool in json.loads(done.stdout)["tools"]] == ["add", "multiply", "roots"]

@@ -348,3 +348,19 @@ async def test_module_package_and_reference_entries_launch_with_a_bare_environme
     assert "get_stock_price" in tools and "AAPL" in text
     tools, text = await launch_and_list(servers["stock"], home)
     assert "get_stock_price" in tools and "AAPL" in text
+
+
+@pytest.mark.anyio
+async def test_a_dev_entry_runs_mcp_kit_dev_and_launches_with_a_bare_environment(project: Path) -> None:
+    path = project / "written.json"
+    assert main(["install", "cursor", "calculator.py", "--dev", "--config-path", str(path),
+                 "--", "--log-level", "info"]) == 0
+    assert main(["install", "windsurf", "pkg.tools:app", "--dev", "--config-path", str(path)]) == 0
+    servers = read_json(path)["mcpServers"]
+    assert servers["calculator"]["args"] == ["-m", "mcp_kit", "dev", str(project / "calculator.py"), "--",
+                                             "--log-level", "info"]
+    assert servers["tools"]["args"] == ["-m", "mcp_kit", "dev", "pkg.tools:app"]
+    home = Path(os.environ["HOME"])
+    assert (await launch_and_list(servers["calculator"], home)) == (["add"], "5")
+    assert (await launch_and_list(servers["tools"], home)) == (["add"], "5")
+    assert main(["install", "cursor", "stock", "--dev", "--dry-run"]) == 2
