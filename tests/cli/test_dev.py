@@ -20,7 +20,11 @@ from tests.helpers.support import ROOT
 
 pytestmark = pytest.mark.anyio
 
-FIRST = '''from mcp_kit import MCPServer
+FIRST = '''import os
+
+import anyio
+
+from mcp_kit import MCPServer
 
 app = MCPServer("devloop")
 
@@ -29,6 +33,16 @@ app = MCPServer("devloop")
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
+
+
+@app.tool()
+async def gate(path: str) -> str:
+    """Answer once PATH exists (at most 30 s)."""
+    for _ in range(600):
+        if os.path.exists(path):
+            return "opened"
+        await anyio.sleep(0.05)
+    return "timed out"
 '''
 BROKEN = FIRST + "\n\n@app.tool()\ndef multiply(a: int, b: int) -> int\n    return a * b\n"  # no colon
 SECOND = FIRST.replace("import MCPServer", "import Context, MCPServer") + '''
@@ -102,7 +116,7 @@ async def test_sdk_client_sees_a_new_tool_after_the_file_is_edited_and_survives_
             init = await session.initialize()
             assert init.server_info.name == "devloop"
             assert init.capabilities.tools is not None and init.capabilities.tools.list_changed is True
-            assert [t.name for t in (await session.list_tools()).tools] == ["add"]
+            assert [t.name for t in (await session.list_tools()).tools] == ["add", "gate"]
             assert text(await session.call_tool("add", {"a": 2, "b": 3})) == "5"
             await wait_for_text(stderr_path, "watching")
 
@@ -112,9 +126,19 @@ async def test_sdk_client_sees_a_new_tool_after_the_file_is_edited_and_survives_
             assert not [m for m in inbox.items if isinstance(m, types.ToolListChangedNotification)]
             assert text(await session.call_tool("add", {"a": 4, "b": 5})) == "9"
 
-            script.write_text(SECOND, encoding="utf-8")
-            await inbox.wait_for(types.ToolListChangedNotification, timeout=30)
-            assert [t.name for t in (await session.list_tools()).tools] == ["add", "multiply", "roots"]
+            opened = tmp_path / "gate"
+            answers: list[str] = []
+            async with anyio.create_task_group() as group:
+                async def in_flight() -> None:  # a call the old version is still serving when the new one starts
+                    answers.append(text(await session.call_tool("gate", {"path": str(opened)})))
+
+                group.start_soon(in_flight)
+                script.write_text(SECOND, encoding="utf-8")
+                await inbox.wait_for(types.ToolListChangedNotification, timeout=30)
+                assert [t.name for t in (await session.list_tools()).tools] == ["add", "gate", "multiply", "roots"]
+                assert not answers
+                opened.touch()
+            assert answers == ["opened"]
             product = await session.call_tool("multiply", {"a": 6, "b": 7})
             assert product.is_error is False and text(product) == "42"
             assert text(await session.call_tool("add", {"a": 1, "b": 1})) == "2"
@@ -166,4 +190,26 @@ def test_the_inspector_cli_lists_the_dev_servers_tools(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(home)}
     done = subprocess.run(cli, capture_output=True, text=True, timeout=90, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert [tool["name"] for tool in json.loads(done.stdout)["tools"]] == ["add", "multiply", "roots"]
+    assert [tool["name"] for tool in json.loads(done.stdout)["tools"]] == ["add", "gate", "multiply", "roots"]
+
+
+async def test_a_server_broken_at_the_start_answers_initialize_once_it_is_fixed(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(BROKEN, encoding="utf-8")
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("w", encoding="utf-8") as errlog:
+        async with (stdio_client(dev_params(script), errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session, anyio.create_task_group() as group):
+            initialized = anyio.Event()
+
+            async def initialize() -> None:
+                await session.initialize()
+                initialized.set()
+
+            group.start_soon(initialize)
+            log = await wait_for_text(stderr_path, "no version of the server is running yet")
+            assert "SyntaxError" in log and not initialized.is_set()
+            script.write_text(FIRST, encoding="utf-8")
+            with anyio.fail_after(30):
+                await initialized.wait()
+            assert [t.name for t in (await session.list_tools()).tools] == ["add", "gate"]

@@ -364,3 +364,12 @@ async def test_a_dev_entry_runs_mcp_kit_dev_and_launches_with_a_bare_environment
     assert (await launch_and_list(servers["calculator"], home)) == (["add"], "5")
     assert (await launch_and_list(servers["tools"], home)) == (["add"], "5")
     assert main(["install", "cursor", "stock", "--dev", "--dry-run"]) == 2
+
+
+def test_config_write_keeps_the_files_mode(project: Path) -> None:
+    path = project / "claude.json"
+    path.write_text('{"mcpServers": {}}', encoding="utf-8")
+    path.chmod(0o640)
+    assert main(["config", "claude", "stock", "--write", "--config-path", str(path)]) == 0
+    assert list(read_json(path)["mcpServers"]) == ["stock"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
