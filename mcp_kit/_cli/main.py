@@ -151,7 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-kit` console script; returns (and exits with) the exit status."""
     raw = list(sys.argv[1:] if argv is None else argv)
     raw, server_args = split_server_args(raw)
-    args = build_parser().parse_args(json_after_flag(raw))
+    parser = build_parser()
+    args, extras = parser.parse_known_args(json_after_flag(raw))
+    if extras and getattr(args, "target", "") is None and len(extras) == 1 and not extras[0].startswith("-"):
+        args.target = extras[0]  # `install CLIENT --env K=V TARGET`: TARGET after an option
+    elif extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
     args.server_args = server_args
     if args.command != "run":  # a server run by `mcp-kit run` logs as any server does (its endpoints included)
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")

@@ -373,3 +373,8 @@ def test_config_write_keeps_the_files_mode(project: Path) -> None:
     assert main(["config", "claude", "stock", "--write", "--config-path", str(path)]) == 0
     assert list(read_json(path)["mcpServers"]) == ["stock"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_options_may_come_before_the_target(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["install", "cursor", "--env", "A=1", "calculator.py", "--dry-run"]) == 0
+    assert json.loads(capsys.readouterr().out)["mcpServers"]["calculator"]["env"]["A"] == "1"
