@@ -137,13 +137,21 @@ def backup(path: Path) -> Path | None:
 
 
 def write_config(path: Path, config: dict[str, Any]) -> None:
-    """Write JSON atomically (a temporary file, then a rename)."""
+    """Write JSON atomically (a temporary file, then a rename), keeping an existing file's mode (a new
+    file gets the mode the umask gives, not the temporary file's 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        mode = path.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(config, out, indent=2, ensure_ascii=False)
             out.write("\n")
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

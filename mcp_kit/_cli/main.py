@@ -6,6 +6,8 @@
     mcp-kit read   TARGET URI
     mcp-kit prompt TARGET NAME [key=value ...]
     mcp-kit tools  TARGET [--format openai|openai-responses|anthropic|gemini] [--strict]
+    mcp-kit install CLIENT TARGET|-m MODULE [--env K=V] [--name N] [--project DIR] [--dry-run] [-- SERVER_ARGS]
+    mcp-kit dev    TARGET [--inspector] [--watch DIR] [-- SERVER_ARGS]
     mcp-kit config claude|cursor [SERVER ...] [--write] [--project DIR] [--root DIR] [--config-path FILE]
 
 Exit status: 0 success, 1 a tool reported isError (or a config file could not be updated, or a tool's
@@ -29,8 +31,11 @@ from ..client import ClientError
 from . import exit_codes
 from .arguments import json_after_flag
 from .client_config import CLIENTS, REFERENCE_SERVERS, config_command
+from .clients import CLIENTS as INSTALL_CLIENTS
+from .dev import add_dev_arguments, run_dev_command
 from .exit_codes import CommandError
 from .function_tools import add_tools_arguments, run_tools_command
+from .install import InstallOptions, add_install_arguments, install_command, run_install_command
 from .talk import add_target_arguments, run_talk_command
 
 
@@ -81,11 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_tools_arguments(tools)
 
+    add_install_arguments(commands)
+    add_dev_arguments(commands)
+
     config = commands.add_parser(
-        "config", help="print or write Claude Desktop / Cursor entries for the reference servers",
-        description="Print the config entries that start the reference servers with this Python, or merge them "
-                    "into the client's config file with --write (other entries kept, file backed up first).")
-    config.add_argument("client", choices=CLIENTS)
+        "config", help="print or write client entries (install, printing unless --write)",
+        description="Print the config entries that start the reference servers (or any server `install` takes) "
+                    "with this Python, or merge them into the client's config file with --write (other entries "
+                    "kept, file backed up first).")
+    config.add_argument("client", choices=[*CLIENTS, *(name for name in INSTALL_CLIENTS if name not in CLIENTS)])
     config.add_argument("servers", nargs="*", metavar="SERVER",
                         help=f"any of {', '.join(REFERENCE_SERVERS)} (default: all; filesystem only with --root)")
     config.add_argument("--write", action="store_true", help="merge into the config file instead of printing")
@@ -106,17 +115,49 @@ def dispatch(args: argparse.Namespace) -> int:
         load_server(args.spec).run_from_args(args)
         return exit_codes.OK
     if args.command == "config":
+        if args.client not in CLIENTS or any(_names_a_target(name) for name in args.servers):
+            return config_through_install(args)
         return config_command(args.client, args.servers, write=args.write, project=args.project,
                               override=args.config_path, fs_roots=args.root, provider=args.provider)
     if args.command == "tools":
         return run_tools_command(args)
+    if args.command == "install":
+        return run_install_command(args)
+    if args.command == "dev":
+        return run_dev_command(args)
     return run_talk_command(args)
+
+
+def _names_a_target(name: str) -> bool:
+    """A script, module, `module:app` or URL (a bare word stays a reference server's name, checked as such)."""
+    return name not in REFERENCE_SERVERS and any(mark in name for mark in (".", "/", ":", os.sep))
+
+
+def config_through_install(args: argparse.Namespace) -> int:
+    """`config CLIENT SERVER...` for the clients and servers `install` knows: `install --dry-run`, or
+    `install` with --write, once per server."""
+    names = args.servers or [name for name in REFERENCE_SERVERS if name != "filesystem" or args.root]
+    for name in names:
+        code = install_command(InstallOptions(client=args.client, target=name, project=args.project,
+                                              config_path=args.config_path, dry_run=not args.write,
+                                              fs_roots=args.root, provider=args.provider,
+                                              rerun="run again with --write"))
+        if code:
+            return code
+    return exit_codes.OK
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-kit` console script; returns (and exits with) the exit status."""
     raw = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(json_after_flag(raw))
+    raw, server_args = split_server_args(raw)
+    parser = build_parser()
+    args, extras = parser.parse_known_args(json_after_flag(raw))
+    if extras and getattr(args, "target", "") is None and len(extras) == 1 and not extras[0].startswith("-"):
+        args.target = extras[0]  # `install CLIENT --env K=V TARGET`: TARGET after an option
+    elif extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    args.server_args = server_args
     if args.command != "run":  # a server run by `mcp-kit run` logs as any server does (its endpoints included)
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     try:
@@ -139,6 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         sys.exit(code)
     return code
+
+
+def split_server_args(raw: list[str]) -> tuple[list[str], list[str]]:
+    """`mcp-kit install|dev ... -- ARGS`: what follows `--` goes to the server's own command line."""
+    if raw and raw[0] in ("install", "dev") and "--" in raw:
+        cut = raw.index("--")
+        return raw[:cut], raw[cut + 1:]
+    return raw, []
 
 
 def _fail(message: str, code: int) -> int:
