@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-from .._protocol.versions import LATEST_HANDSHAKE
+from .._protocol.versions import LATEST_HANDSHAKE, is_stateless
 from ._base import ClientHandler
+from ._eras import check_mode
 from ._legacy_sse import LegacySSETransport
 from ._session import ClientSession, LogCallback, NotificationCallback
 from ._stdio import StdioTransport
@@ -50,12 +51,20 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
                   on_log: LogCallback | None = None, on_notification: NotificationCallback | None = None,
                   on_stderr: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
                   cwd: str | None = None, headers: dict[str, str] | None = None,
-                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None) -> AsyncIterator[ClientSession]:
+                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None,
+                  mode: str = "legacy") -> AsyncIterator[ClientSession]:
     """Connect to the server at `target` and yield an initialized `ClientSession`.
+
+    `mode` picks the era: "legacy" (the default: the `initialize` handshake at `protocol_version`), "auto"
+    (`server/discover` at 2026-07-28 first, falling back to `initialize`, as the official SDK's `mode="auto"`),
+    or "2026-07-28" (discover only). `session.era` says which one was agreed.
 
     `timeout` bounds every request (and connecting); `init_timeout` the handshake (default: `timeout`).
     Raises `ServerNotFound` / `ConnectionClosed` / `ClientError` when the server cannot be reached.
     """
+    check_mode(mode)
+    if is_stateless(protocol_version):
+        mode = protocol_version
     transport = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
                                auth=auth)
     try:
@@ -63,9 +72,10 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
             session = ClientSession(transport, handlers=handlers, on_log=on_log, on_notification=on_notification,
                                     client_name=client_name)
             session.default_timeout = timeout
+            session.handshake_version = protocol_version if not is_stateless(protocol_version) else LATEST_HANDSHAKE
             tg.start_soon(session.run)
             try:
-                await session.initialize(protocol_version, timeout=init_timeout)
+                await session.negotiate(mode, timeout=init_timeout)
                 yield session
             finally:
                 tg.cancel_scope.cancel()
