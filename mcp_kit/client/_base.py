@@ -126,8 +126,14 @@ class BaseClient:
         limit = self.default_timeout if timeout is None else timeout
         try:
             await self._send(Request(request_id, method, params))
-            with anyio.move_on_after(limit):
-                await event.wait()
+            try:
+                with anyio.move_on_after(limit):
+                    await event.wait()
+            except anyio.get_cancelled_exc_class():
+                if not box:  # the caller gave up: the server may stop working on it
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                        await self._abandoned(request_id, method)
+                raise
             if not box:
                 await self._timed_out(request_id, method)
                 raise TimeoutError(f"no answer to {method} within {limit:g} s")
@@ -148,6 +154,9 @@ class BaseClient:
 
     async def _timed_out(self, request_id: Any, method: str) -> None:
         """Called when a request got no answer in time (before TimeoutError is raised)."""
+
+    async def _abandoned(self, request_id: Any, method: str) -> None:
+        """Called (shielded, briefly) when the caller of a request was cancelled before its answer came."""
 
     def _fail_pending(self, error: BaseException) -> None:
         """Wake every waiting request with `error` (the connection is gone)."""

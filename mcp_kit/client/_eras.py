@@ -19,7 +19,7 @@ Imports `_protocol` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .._protocol.errors import UNSUPPORTED_PROTOCOL_VERSION, MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR
@@ -33,8 +33,18 @@ from .._protocol.versions import (
     STATELESS_VERSIONS,
 )
 
-if TYPE_CHECKING:
-    from ._base import BaseClient
+
+class EraClient(Protocol):
+    """What the era code needs of a client (`BaseClient` is one)."""
+
+    async def answer_question(self, method: Any, params: dict[str, Any]) -> Any: ...
+
+    async def discover(self, version: str, *, timeout: float | None = None) -> dict[str, Any]: ...
+
+    async def handshake(self, *, timeout: float | None = None) -> dict[str, Any]: ...
+
+    def adopt(self, discovered: dict[str, Any], version: str) -> dict[str, Any]: ...
+
 
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 MODES = ("legacy", "auto", *STATELESS_VERSIONS)
@@ -81,7 +91,7 @@ def as_initialize_result(discovered: dict[str, Any], version: str) -> dict[str, 
     return result
 
 
-async def answer_input_rounds(client: BaseClient, method: str, params: dict[str, Any], result: Any,
+async def answer_input_rounds(client: EraClient, method: str, params: dict[str, Any], result: Any,
                               send: Any) -> Any:
     """Drive input-required rounds to the final result: answer each question, retry with the answers."""
     for _ in range(MAX_INPUT_ROUNDS):
@@ -103,7 +113,7 @@ async def answer_input_rounds(client: BaseClient, method: str, params: dict[str,
     return result
 
 
-async def negotiate_auto(client: BaseClient, *, timeout: float | None = None) -> dict[str, Any]:
+async def negotiate_auto(client: EraClient, *, timeout: float | None = None) -> dict[str, Any]:
     """Discover, else initialize (the SDK's `mode="auto"`); returns the server's answer, `initialize`-shaped."""
     version = LATEST_STATELESS
     for attempt in range(2):

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 
 from .. import __version__
+from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR, ErrorResponse, InvalidMessage, Request
 from .._protocol.versions import LATEST_HANDSHAKE
 from ._base import BaseClient, ClientHandler, Outgoing, call_maybe_async
@@ -45,6 +46,7 @@ class ClientSession(BaseClient):
         self.on_notification = on_notification
         self.client_info = {"name": client_name, "version": __version__}
         self.handshake_version = LATEST_HANDSHAKE
+        self.ended = anyio.Event()  # set once the conversation is over (the transport ended)
 
     # ------------------------------------------------------------------ conversation
 
@@ -60,6 +62,7 @@ class ClientSession(BaseClient):
                 tg.cancel_scope.cancel()
         finally:
             self._fail_pending(self.transport.closed_error or ConnectionClosed("the connection was closed"))
+            self.ended.set()
 
     async def initialize(
         self, protocol_version: str = LATEST_HANDSHAKE, *, timeout: float | None = None
@@ -136,6 +139,11 @@ class ClientSession(BaseClient):
         with contextlib.suppress(ClientError):
             await self.cancel(request_id, f"no answer to {method} in time")
 
+    async def _abandoned(self, request_id: Any, method: str) -> None:
+        if method not in ("initialize", "server/discover"):  # the specification forbids cancelling those
+            with contextlib.suppress(ClientError, OSError):
+                await self.cancel(request_id, "the caller no longer waits for the answer")
+
     async def _on_notification(self, note: dict[str, Any]) -> None:
         await super()._on_notification(note)
         if note["method"] == "notifications/message" and self.on_log is not None:
@@ -152,6 +160,9 @@ class ClientSession(BaseClient):
             await super()._answer_server_request(request)
         except ClientError:
             pass
+        except MCPError as exc:  # the handler's own refusal: the server gets it as the answer
+            with contextlib.suppress(ClientError):
+                await self._send(ErrorResponse(request.id, exc.code, exc.message, exc.data))
         except Exception as exc:  # a failing handler answers with an error; the conversation goes on
             logger.exception("handler for %s failed", request.method)
             with contextlib.suppress(ClientError):

@@ -5,9 +5,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 from mcp_kit import Context, MCPServer
 
-app = MCPServer("kit-upstream", instructions="mcp_kit behind the tests")
+app = MCPServer("kit-upstream", instructions="mcp_kit behind the tests",
+                page_size=int(os.environ.get("KIT_PAGE_SIZE", "100")))
 
 
 @app.tool
@@ -28,6 +32,38 @@ async def shout(words: str, ctx: Context) -> str:
     """Log the words at info level, then return them."""
     await ctx.info(words)
     return words
+
+
+@app.tool
+def pid() -> int:
+    """This process's id (a restarted upstream has another)."""
+    return os.getpid()
+
+
+@app.tool
+def die() -> str:
+    """Exit the process at once, in the middle of this call."""
+    os._exit(3)
+
+
+@app.tool
+def meta_echo(ctx: Context) -> str:
+    """The request's _meta as JSON."""
+    return json.dumps(ctx.meta, sort_keys=True)
+
+
+@app.tool
+def touch() -> str:
+    """Tell subscribers kit://motd changed."""
+    app.notify_resource_updated("kit://motd")
+    return "touched"
+
+
+@app.tool
+def grow() -> str:
+    """Add a tool (the tool list changes)."""
+    app.add_tool(lambda: "new", name="grown")
+    return "grown"
 
 
 @app.prompt
