@@ -81,12 +81,18 @@ def serve_http(*, stateless_http: bool = False, json_response: bool = False) -> 
     thread.start()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     try:
-        httpx.get(url, timeout=20, headers={"Accept": "text/event-stream"})  # answered once the app has started
+        wait_until_serving(url)
         yield url
     finally:
         server.should_exit = True
         thread.join(20)
         sock.close()
+
+
+def wait_until_serving(url: str) -> None:
+    """Return once the app at `url` answers (a malformed POST: a quick 4xx in both modes)."""
+    httpx.post(url, content=b"{}", timeout=20, headers={"Content-Type": "application/json",
+                                                         "Accept": "application/json, text/event-stream"})
 
 
 if __name__ == "__main__":
