@@ -419,6 +419,12 @@ class Application:
             return found.scopes if found is not None else ()
         return ()
 
+    def param_headers(self, name: str) -> dict[str, str]:
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxy's: from the upstream's schema)."""
+        if self.source is not None:
+            return self.source.param_headers(name)
+        return self.tools.param_headers(name)
+
     def declared_scopes(self) -> tuple[str, ...]:
         """Every scope a registered tool, resource, template or prompt asks for, in registration order."""
         entries = [*self.tools, *self.resources.fixed.values(), *self.resources.templates.values(),

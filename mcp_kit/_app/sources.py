@@ -35,6 +35,10 @@ class Source(Protocol):
         """The OAuth scopes the request needs (() for none)."""
         ...
 
+    def param_headers(self, name: str) -> dict[str, str]:
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (2026-07-28 HTTP)."""
+        ...
+
     async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
         """The answer to one request of `SOURCED_METHODS`."""
         ...

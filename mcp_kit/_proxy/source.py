@@ -3,8 +3,8 @@
 Sessions: each downstream handshake-era session gets upstream sessions of its own (one per server
 behind the proxy), opened on its first request and closed with it; 2026-07-28 requests, which have no
 session, share upstream sessions pooled by the caller's identity (`callers.caller_of`: the OAuth
-subject, else the connection, else the client's address) and the client capabilities they declare,
-closed after `pool_idle` seconds unused. Callers never share an upstream session.
+subject, else the connection, else the client's address), closed after `pool_idle` seconds unused;
+each request's own client capabilities travel with it. Callers never share an upstream session.
 
 Passing through, in both directions:
 - requests: tools, prompts, resources, templates, completions, subscriptions, the log level; params
@@ -61,6 +61,7 @@ from .._protocol.versions import (
     shape_tool,
     shape_tool_result,
 )
+from ..client._eras import current_question_key
 from .targets import Target
 from .upstream import Upstream
 
@@ -97,6 +98,7 @@ class Link:
         self.key = key
         self.capabilities = capabilities
         self.home: RequestChannel | None = None  # the downstream session's channel (handshake era)
+        self.app: Any = None  # the proxy's application (its listen streams)
         self.upstreams: dict[str | None, Upstream] = {}
         self.calls: list[Forwarded] = []
         self.used = time.monotonic()
@@ -145,8 +147,8 @@ class Link:
             with anyio.CancelScope() as scope:
                 call.questions.add(scope)
                 try:
-                    return await ctx.channel.ask(method, params, request_id=ctx.request_id, timeout=300,
-                                                 key=question_key(method, params))
+                    key = current_question_key() or question_key(method, params)  # the upstream's, when it has one
+                    return await ctx.channel.ask(method, params, request_id=ctx.request_id, timeout=300, key=key)
                 finally:
                     call.questions.discard(scope)
             raise MCPError(REQUEST_CANCELLED, f"{method}: the downstream request ended before the client answered")
@@ -158,9 +160,9 @@ class Link:
         names = self.source.names
         if method == "notifications/progress":
             token = params.get("progressToken")
-            for call in reversed(self.calls):
-                if call.ctx.progress_token is not None and call.ctx.progress_token == token:
-                    await call.ctx.report_progress(params.get("progress", 0), params.get("total"),
+            for each in reversed(self.calls):
+                if each.ctx.progress_token is not None and each.ctx.progress_token == token:
+                    await each.ctx.report_progress(params.get("progress", 0), params.get("total"),
                                                    params.get("message"))
                     return
             return
@@ -171,8 +173,12 @@ class Link:
             elif self.home is not None:
                 await self.home.notify(method, params, None)
             return
-        if self.home is None:
-            return  # 2026-07-28 requests listen with subscriptions/listen, which the proxy does not relay yet
+        if self.home is None:  # 2026-07-28: list changes go to this process's listen streams
+            if method.endswith("/list_changed") and self.app is not None:
+                kind = method.split("/")[1]
+                for listener in list(self.app.listeners):
+                    listener.list_changed(kind)
+            return  # resource updates reach 2026-07-28 clients only through their own upstream listens: not yet
         if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             params["uri"] = names.outward_uri(namespace, params["uri"])
             await self.home.notify(method, params, None)
@@ -239,6 +245,7 @@ class ProxySource:
         self.links: dict[str, Link] = {}
         self.upstream_capabilities: dict[str | None, dict[str, Any]] = {}
         self.instructions: str | None = None
+        self.tool_schemas: dict[str, dict[str, Any]] = {}  # downstream tool name -> inputSchema, as last listed
         self.probe_on_start = True
         self.on_probed: Callable[[], None] | None = None
         self._tg: TaskGroup | None = None
@@ -281,6 +288,10 @@ class ProxySource:
                     continue
                 result = upstream.initialize_result
                 self.upstream_capabilities[namespace] = dict(result.get("capabilities") or {})
+                if "tools" in self.upstream_capabilities[namespace]:
+                    with contextlib.suppress(MCPError):
+                        for tool in await upstream.session.list_tools() if upstream.session else []:
+                            self._remember(namespace, tool)
                 if not self.names.multiple and result.get("instructions"):
                     self.instructions = result["instructions"]
         finally:
@@ -296,6 +307,15 @@ class ProxySource:
                 if key in caps:
                     merged.setdefault(key, {}).update(caps[key] or {})
         return merged
+
+    def _remember(self, namespace: str | None, tool: Any) -> None:
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("inputSchema"), dict):
+            self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
+
+    def param_headers(self, name: str) -> dict[str, str]:
+        properties = (self.tool_schemas.get(name) or {}).get("properties") or {}
+        return {arg: str(spec["x-mcp-header"]) for arg, spec in properties.items()
+                if isinstance(spec, dict) and "x-mcp-header" in spec}
 
     def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
         if not self.scope_map:
@@ -320,14 +340,16 @@ class ProxySource:
     # ------------------------------------------------------------------ sessions
 
     def link_for(self, ctx: Context) -> Link:
-        capabilities = {cap: {} for cap in QUESTIONS.values() if ctx.client_supports(cap)}
-        if is_stateless(ctx.protocol_version):
-            key = f"caller:{caller_of(ctx)}|{','.join(sorted(capabilities))}"
+        if is_stateless(ctx.protocol_version):  # each request declares its own capabilities: the upstream's
+            key = f"caller:{caller_of(ctx)}"     # session offers them all, each question checks its request's
+            capabilities: dict[str, Any] = {cap: {} for cap in QUESTIONS.values()}
         else:
             key = f"session:{ctx.session_id}"
+            capabilities = {cap: {} for cap in QUESTIONS.values() if ctx.client_supports(cap)}
         link = self.links.get(key)
         if link is None:
             link = self.links[key] = Link(self, key, capabilities)
+            link.app = ctx.channel.app
             if not is_stateless(ctx.protocol_version):
                 link.home = ctx.channel
         link.used = time.monotonic()
@@ -446,14 +468,16 @@ class ProxySource:
                 if not cursor:
                     break
         page_items, next_cursor = paginate(items, params, ctx.channel.app.page_size)
-        result: dict[str, Any] = {key: page_items}
+        merged: dict[str, Any] = {key: page_items}
         if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+            merged["nextCursor"] = next_cursor
+        return merged
 
     def _shape(self, method: str, item: Any, namespace: str | None, version: str) -> Any:
         if not isinstance(item, dict):
             return item
+        if method == "tools/list":
+            self._remember(namespace, item)
         item = dict(item)
         if method in ("tools/list", "prompts/list") and isinstance(item.get("name"), str):
             item["name"] = self.names.outward_name(namespace, item["name"])
@@ -496,7 +520,8 @@ def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream) -> dict[s
         else:
             out.pop("_meta")
     session = upstream.session
-    if session is not None and session.stateless_version is not None:
+    if session is not None and session.stateless_version is not None:  # a 2026-07-28 upstream: per request
+        out.setdefault("_meta", {})[CLIENT_CAPABILITIES_KEY] = dict(ctx.channel.client_capabilities)
         level = ctx.channel.log_threshold
         if level is not None:
             out.setdefault("_meta", {})[LOG_LEVEL_KEY] = level

@@ -97,7 +97,11 @@ class Upstream:
                 self._ready.set()
                 with anyio.CancelScope() as scope:
                     self._scope = scope
-                    await session.ended.wait()
+                    async with anyio.create_task_group() as tg:
+                        if session.stateless_version is not None:  # 2026-07-28: list changes come on a listen stream
+                            tg.start_soon(self._listen, session)
+                        await session.ended.wait()
+                        tg.cancel_scope.cancel()
                 self.last_error = str(session.transport.closed_error or "the connection ended")
                 return True
         except ClientError as exc:
@@ -130,6 +134,19 @@ class Upstream:
                 await session.subscribe(uri)
             except MCPError as exc:
                 logger.warning("upstream %s: could not subscribe to %s again: %s", self.name, uri, exc.message)
+
+    async def _listen(self, session: ClientSession) -> None:
+        """Hold a `subscriptions/listen` open upstream for list changes (delivered to `on_notification`)."""
+        caps = self.initialize_result.get("capabilities") or {}
+        wanted = {flag: True for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                                                ("resourcesListChanged", "resources"))
+                  if (caps.get(kind) or {}).get("listChanged")}
+        if not wanted:
+            return
+        try:
+            await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+        except (MCPError, ClientError, TimeoutError) as exc:
+            logger.debug("upstream %s: no listen stream: %s", self.name, exc)
 
     def close(self) -> None:
         self._closed = True

@@ -19,7 +19,10 @@ Imports `_protocol` only.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any, Protocol
+
+import anyio
 
 from .._protocol.errors import UNSUPPORTED_PROTOCOL_VERSION, MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR
@@ -44,6 +47,14 @@ class EraClient(Protocol):
     async def handshake(self, *, timeout: float | None = None) -> dict[str, Any]: ...
 
     def adopt(self, discovered: dict[str, Any], version: str) -> dict[str, Any]: ...
+
+
+_QUESTION_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_kit_question_key", default=None)
+
+
+def current_question_key() -> str | None:
+    """Inside a handler answering an input round: the key the server gave the question (else None)."""
+    return _QUESTION_KEY.get()
 
 
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
@@ -97,10 +108,7 @@ async def answer_input_rounds(client: EraClient, method: str, params: dict[str, 
     for _ in range(MAX_INPUT_ROUNDS):
         if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
             return result
-        questions = result.get("inputRequests") or {}
-        answers: dict[str, Any] = {}
-        for key, question in questions.items():
-            answers[key] = await client.answer_question(question.get("method"), question.get("params") or {})
+        answers = await answer_all(client, result.get("inputRequests") or {})
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         if answers:
             retry["inputResponses"] = answers
@@ -111,6 +119,28 @@ async def answer_input_rounds(client: EraClient, method: str, params: dict[str, 
         raise MCPError(INTERNAL_ERROR,
                        f"{method}: the server still asked for input after {MAX_INPUT_ROUNDS} rounds")
     return result
+
+
+async def answer_all(client: EraClient, questions: dict[str, Any]) -> dict[str, Any]:
+    """The answers to one round's questions, asked concurrently (as the server asked them); the first
+    handler's failure is raised as it is."""
+    answers: dict[str, Any] = {}
+    failures: list[Exception] = []
+
+    async def answer(key: str, question: Any) -> None:
+        _QUESTION_KEY.set(key)
+        question = question if isinstance(question, dict) else {}
+        try:
+            answers[key] = await client.answer_question(question.get("method"), question.get("params") or {})
+        except Exception as exc:
+            failures.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        for key, question in questions.items():
+            tg.start_soon(answer, key, question)
+    if failures:
+        raise failures[0]
+    return answers
 
 
 async def negotiate_auto(client: EraClient, *, timeout: float | None = None) -> dict[str, Any]:
