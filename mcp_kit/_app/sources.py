@@ -12,7 +12,6 @@ Imports only the context (for typing).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -51,7 +50,3 @@ class Source(Protocol):
         """Entered while the application runs (connections, background work)."""
         ...
 
-
-@contextlib.asynccontextmanager
-async def nothing_to_run() -> AsyncIterator[None]:
-    yield
