@@ -13,6 +13,8 @@
 #                           harness skips itself). On by default; CONFORMANCE_WITH_ALL=0 skips it.
 #   stdio-0.2-2025-11-25    the fixture over stdio behind `supergateway --stateful`
 #   stdio-0.1.16            idem with conformance 0.1.16
+#   proxy-0.2-2025-11-25    the fixture over stdio behind `mcp-kit proxy --transport http` (the proxy's own
+#   proxy-0.2-2026-07-28    Streamable HTTP, both eras), the same empty expected-failures file
 #   client-auth-2025-11-25  the client-side auth/* scenarios against the mcp-kit client (client-auth.sh)
 #   client-auth-2026-07-28  idem at 2026-07-28 (skipped with CONFORMANCE_WITH_2026=0)
 #   client-auth-2025-03-26  idem, the 2025-03-26 back-compat scenarios (no resource metadata)
@@ -52,7 +54,7 @@ while [[ $# -gt 0 ]]; do
     --with-2026) WITH_2026=1 ;;
     --with-all) WITH_ALL=1 ;;
     --only) shift; ONLY+=("${1:?--only needs a leg name}") ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -218,6 +220,34 @@ if [[ $need_stdio -eq 1 ]]; then
     for leg in "${stdio_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
   fi
   stop_group "$bridge_pid"
+fi
+
+# ---------------------------- proxy legs ------------------------------------
+# The fixture over stdio behind `mcp-kit proxy`, which serves it over Streamable HTTP in both eras: every
+# scenario passes through the proxy (one upstream session per downstream session), with no expected failures.
+proxy_legs=(proxy-0.2-2025-11-25)
+[[ "$WITH_2026" == 1 ]] && proxy_legs+=(proxy-0.2-2026-07-28)
+need_proxy=0
+for leg in "${proxy_legs[@]}"; do want_leg "$leg" && need_proxy=1; done
+
+if [[ $need_proxy -eq 1 ]]; then
+  port=$(free_port)
+  proxy_log="$RESULTS/proxy-http.log"
+  # shellcheck disable=SC2086
+  start_group "$proxy_log" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port "$port" \
+    -- $SERVER_CMD --transport stdio
+  proxy_pid=$STARTED_PID
+  if wait_until_answers "http://127.0.0.1:$port/mcp" "$proxy_pid"; then
+    url="http://localhost:$port/mcp"
+    for leg in "${proxy_legs[@]}"; do
+      want_leg "$leg" || continue
+      run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version "${leg#proxy-0.2-}"
+      record "$leg" $?
+    done
+  else
+    for leg in "${proxy_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+  fi
+  stop_group "$proxy_pid"
 fi
 
 # ---------------------------- client auth legs ------------------------------

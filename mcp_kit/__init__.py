@@ -57,6 +57,8 @@ if typing.TYPE_CHECKING:  # what __getattr__ below hands out, as type checkers m
         ToolAnnotations,
     )
 
+    from ._proxy.build import proxy
+
 # Protocol models re-exported from the official `mcp_types` package, imported on first use
 # (the import costs ~200 ms and ~20 MiB that a server not using them should not pay).
 _PROTOCOL_MODELS = frozenset(
@@ -82,6 +84,10 @@ _PROTOCOL_MODELS = frozenset(
 
 
 def __getattr__(name: str) -> object:
+    if name == "proxy":  # imported on first use: it brings the client (httpx)
+        from ._proxy.build import proxy
+
+        return proxy
     if name in _PROTOCOL_MODELS:
         import mcp_types
 
@@ -131,5 +137,6 @@ __all__ = [
     "add_run_arguments",
     "current_trace_headers",
     "poll_for_changes",
+    "proxy",
     "__version__",
 ]

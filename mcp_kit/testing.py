@@ -27,7 +27,7 @@ from ._protocol.jsonrpc import (
     decode_message,
     encode_message,
 )
-from ._protocol.versions import LATEST_HANDSHAKE
+from ._protocol.versions import LATEST_HANDSHAKE, LATEST_STATELESS
 from ._serving.server import MCPServer
 from ._transports.memory import MemoryWriter, memory_pipe
 from .client._base import BaseClient, ClientHandler
@@ -67,8 +67,10 @@ async def connect(
     sampling: ClientHandler | None = None,
     roots: list[dict[str, Any]] | None = None,
     initialize: bool = True,
+    stateless: bool = False,
 ) -> AsyncIterator[Client]:
-    """Run `app` in memory and yield a client that has completed the initialize handshake.
+    """Run `app` in memory and yield a client that has completed the initialize handshake (`stateless`: a
+    2026-07-28 client instead, which sends `server/discover` and then the envelope in every request).
 
     Passing `elicitation`, `sampling` or `roots` declares that capability and answers the
     server's requests for it (`roots` is the list returned by `roots/list`).
@@ -91,7 +93,9 @@ async def connect(
         client = Client(session, dispatcher, handlers)
         tg.start_soon(client._receive, receive)
         try:
-            if initialize:
+            if initialize and stateless:  # 2026-07-28: discover, then every request stands alone
+                client.adopt(await client.discover(LATEST_STATELESS), LATEST_STATELESS)
+            elif initialize:
                 client.initialize_result = await client.request("initialize", {
                     "protocolVersion": protocol_version,
                     "capabilities": capabilities,

@@ -43,6 +43,7 @@ from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
 from .mounts import KINDS, Mount, check_mountable
 from .pipeline import Middleware, Pipeline, build_pipeline
+from .sources import Source
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
 
@@ -137,6 +138,7 @@ class Application:
         # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
         self.change_hooks: list[Callable[[str, str], Awaitable[None]]] = []
         self.list_by_scope = list_by_scope
+        self.source: Source | None = None  # a proxy: the primitives live on another server (`sources.py`)
         self.mask_errors = mask_errors
         self.middleware: list[Middleware] = []  # the server's own, in order (after the built-ins)
         self.builtin_middleware: dict[str, Middleware] = {}  # by slot (BUILTIN_ORDER)
@@ -498,6 +500,8 @@ class Application:
         tool, prompt or resource the caller may not use is hidden instead: no challenge names it (the
         route answers as for one that does not exist).
         """
+        if self.source is not None:
+            return self.source.required_scopes(method, params)
         if self.list_by_scope and method in ("tools/call", "prompts/get", "resources/read"):
             return ()
         if method == "tools/call":
@@ -523,6 +527,12 @@ class Application:
             return found.scopes if found is not None else ()
         return ()
 
+    def param_headers(self, name: str) -> dict[str, str]:
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxy's: from the upstream's schema)."""
+        if self.source is not None:
+            return self.source.param_headers(name)
+        return self.tools.param_headers(name)
+
     def declared_scopes(self) -> tuple[str, ...]:
         """Every scope a registered tool, resource, template or prompt asks for, in registration order."""
         entries = [*self.tools, *self.resources.fixed.values(), *self.resources.templates.values(),
@@ -532,7 +542,9 @@ class Application:
     # ------------------------------------------------------------------ protocol facts
 
     def capabilities(self, version: str) -> dict[str, Any]:
-        """Capabilities derived from what is registered."""
+        """Capabilities derived from what is registered (a proxy's: those of the server behind it)."""
+        if self.source is not None:
+            return shape_capabilities(self.source.capabilities(version), version)
         caps: dict[str, Any] = {"logging": {}}
         if len(self.tools):
             caps["tools"] = {"listChanged": True}
@@ -658,6 +670,8 @@ class Application:
         self._loop = asyncio.get_running_loop()
         try:
             async with contextlib.AsyncExitStack() as stack:
+                if self.source is not None:
+                    await stack.enter_async_context(self.source.running())
                 if self._lifespan is not None:
                     self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
                 for mount in self.mounts:  # a mounted app's lifespan and background work run with this one's

@@ -220,15 +220,28 @@ async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> A
     return {"completion": await completions.complete(ref, argument, params.get("context"))}
 
 
+def sourced(method: str, route: Route) -> Route:
+    """`route`, unless the application has a `Source` (a proxy): then the source answers (`sources.py`)."""
+
+    async def answer(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+        source = app.source
+        if source is not None:
+            return await source.forward(method, params, ctx)
+        return await route(app, params, ctx)
+
+    answer.__name__ = getattr(route, "__name__", method)
+    return answer
+
+
 ROUTES: dict[str, Route] = {
-    "tools/list": _list_tools,
-    "tools/call": _call_tool,
-    "resources/list": _list_resources,
-    "resources/templates/list": _list_templates,
-    "resources/read": _read_resource,
-    "prompts/list": _list_prompts,
-    "prompts/get": _get_prompt,
-    "completion/complete": _complete,
+    "tools/list": sourced("tools/list", _list_tools),
+    "tools/call": sourced("tools/call", _call_tool),
+    "resources/list": sourced("resources/list", _list_resources),
+    "resources/templates/list": sourced("resources/templates/list", _list_templates),
+    "resources/read": sourced("resources/read", _read_resource),
+    "prompts/list": sourced("prompts/list", _list_prompts),
+    "prompts/get": sourced("prompts/get", _get_prompt),
+    "completion/complete": sourced("completion/complete", _complete),
     **TASK_ROUTES,
     **SKILL_ROUTES,
 }

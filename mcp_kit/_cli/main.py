@@ -1,6 +1,7 @@
 """The `mcp-kit` command: run a server, talk to any server, set up Claude Desktop or Cursor.
 
     mcp-kit run MODULE_OR_PATH[:ATTR] [--transport stdio|http|sse] [--host H] [--port P] ...
+    mcp-kit proxy [run options] [--scope-map PATTERN=SCOPE,...] (URL | CONFIG.json | -- COMMAND [ARG ...])
     mcp-kit list   TARGET
     mcp-kit call   TARGET TOOL [key=value ...] [--json ['{...}']]
     mcp-kit read   TARGET URI
@@ -51,6 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
                               "build_server(), or the attribute named after a colon.")
     run.add_argument("spec", metavar="MODULE_OR_PATH[:ATTR]", help="e.g. myserver, pkg.module:app, ./server.py:app")
     add_run_arguments(run)
+
+    proxy = commands.add_parser(
+        "proxy", help="serve another MCP server (stdio command, URL, or client config) through mcp_kit",
+        description="Serve the MCP server(s) at TARGET over any mcp_kit transport and era, behind its "
+                    "pipeline and OAuth: a command line after --, an http(s):// URL (Streamable HTTP, falling "
+                    "back to legacy SSE), or a client-config JSON naming several servers (each under its name).")
+    proxy.add_argument("target", nargs="+", metavar="TARGET", help="URL, CONFIG.json, or -- COMMAND [ARG ...]")
+    proxy.add_argument("--scope-map", action="append", default=[], metavar="PATTERN=SCOPE[,SCOPE]",
+                       help="OAuth scopes a proxied tool, prompt or resource needs (fnmatch on its name or URI; "
+                            "repeatable), e.g. 'write_*=files:write'")
+    proxy.add_argument("--name", default="mcp-kit-proxy", help="the proxy's server name (default: mcp-kit-proxy)")
+    proxy.add_argument("--upstream-timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="how long a request may wait for the upstream's answer (default 600)")
+    add_run_arguments(proxy)
 
     listing = commands.add_parser("list", help="list a server's tools, resources, templates and prompts")
     add_target_arguments(listing)
@@ -114,6 +129,13 @@ def dispatch(args: argparse.Namespace) -> int:
 
         load_server(args.spec).run_from_args(args)
         return exit_codes.OK
+    if args.command == "proxy":
+        from .._serving.server import MCPServer
+
+        target = args.target[0] if len(args.target) == 1 else args.target
+        MCPServer.proxy(target, name=args.name, scope_map=scope_map_of(args.scope_map),
+                        timeout=args.upstream_timeout).run_from_args(args)
+        return exit_codes.OK
     if args.command == "config":
         if args.client not in CLIENTS or any(_names_a_target(name) for name in args.servers):
             return config_through_install(args)
@@ -158,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     elif extras:
         parser.error(f"unrecognized arguments: {' '.join(extras)}")
     args.server_args = server_args
-    if args.command != "run":  # a server run by `mcp-kit run` logs as any server does (its endpoints included)
+    if args.command not in ("run", "proxy"):  # a server (run, proxy) logs as any server does (its endpoints included)
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")
     try:
         code = dispatch(args)
@@ -188,6 +210,18 @@ def split_server_args(raw: list[str]) -> tuple[list[str], list[str]]:
         cut = raw.index("--")
         return raw[:cut], raw[cut + 1:]
     return raw, []
+
+
+def scope_map_of(entries: list[str]) -> dict[str, list[str]]:
+    """`--scope-map PATTERN=SCOPE[,SCOPE]` entries as {pattern: [scope, ...]}."""
+    mapping: dict[str, list[str]] = {}
+    for entry in entries:
+        pattern, sep, scopes = entry.partition("=")
+        names = [scope for scope in scopes.replace(" ", ",").split(",") if scope]
+        if not sep or not pattern or not names:
+            raise ValueError(f"--scope-map takes PATTERN=SCOPE[,SCOPE...], e.g. 'write_*=files:write'; got {entry!r}")
+        mapping.setdefault(pattern, []).extend(names)
+    return mapping
 
 
 def _fail(message: str, code: int) -> int:

@@ -82,7 +82,8 @@ class Session:
         self.on_change: Callable[[], Awaitable[None]] | None = None  # persists the record (a shared backend)
         self.opened = time.monotonic()  # mcp.server.session.duration
         app.sessions.add(self)
-        self.state.subscriptions -= self._subscribe_again(self.state.subscriptions)
+        if app.source is None:  # a proxy's subscriptions live upstream
+            self.state.subscriptions -= self._subscribe_again(self.state.subscriptions)
 
     @property
     def session_id(self) -> str:
@@ -231,6 +232,8 @@ class Session:
         self.app.hub.drop(self)
         self.app.sessions.discard(self)
         self._stateless.close()
+        if self.app.source is not None:
+            self.app.source.session_closed(self.session_id)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -393,6 +396,10 @@ async def _ping(session: Session, params: dict[str, Any], ctx: Context) -> Any:
 async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     uri = uri_param(params)
     app = session.app
+    if app.source is not None:  # a proxy: the server behind it keeps the subscription and tells us of updates
+        result = await app.source.forward("resources/subscribe", params, ctx)
+        session.state.subscriptions.add(uri)
+        return result
     await bind_resource(app.resources, uri, ctx)  # refused exactly as a read of it would be
     app.hub.subscribe(uri, session)  # -32602 past the subscription limits
     session.state.subscriptions.add(uri)
@@ -403,6 +410,8 @@ async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> 
 async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -> Any:
     uri = uri_param(params)
     session.state.subscriptions.discard(uri)
+    if session.app.source is not None:
+        return await session.app.source.forward("resources/unsubscribe", params, ctx)
     session.app.hub.unsubscribe(uri, session)
     return {}
 
@@ -412,6 +421,8 @@ async def _set_level(session: Session, params: dict[str, Any], ctx: Context) -> 
     if level not in LOG_LEVELS:
         raise invalid_params(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
     session.state.log_level = level
+    if session.app.source is not None:
+        await session.app.source.forward("logging/setLevel", params, ctx)
     return {}
 
 

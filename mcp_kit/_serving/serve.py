@@ -410,7 +410,7 @@ def http_app(app: Application, options: HttpOptions) -> Any:
                 readiness.draining = True
 
     scrape = telemetry.prometheus if telemetry is not None and options.metrics_port is None else None
-    asgi = create_app(session, lifespan, options, param_headers=app.tools.param_headers,
+    asgi = create_app(session, lifespan, options, param_headers=app.param_headers,
                       required_scopes=app.required_scopes, backend=backend, admit=_admission(app),
                       readiness=readiness, scrape=scrape)
     if telemetry is not None:

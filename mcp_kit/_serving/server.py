@@ -16,6 +16,7 @@ bytes or streams itself; serving is `serve.py`'s and the transports' job.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._app.application import Application
@@ -28,6 +29,28 @@ if TYPE_CHECKING:
 
 class MCPServer(Application):
     """An MCP server: tools, resources, templates, prompts, completions, and how to run them."""
+
+    @classmethod
+    def proxy(cls, target: str | Sequence[str] | Mapping[str, Any], *, name: str = "mcp-kit-proxy",
+              scope_map: Mapping[str, Sequence[str]] | None = None, timeout: float = 600.0,
+              connect_timeout: float = 15.0, **options: Any) -> MCPServer:
+        """A server whose tools, resources and prompts are those of the server(s) at `target`.
+
+        `target`: a command line (a string or argv list: a stdio server), an http(s):// URL (Streamable
+        HTTP, falling back to legacy SSE), or a client configuration (a `.json` path or a mapping with
+        `mcpServers`) naming several servers, each then under its name as a namespace. `scope_map` gives
+        proxied tools, prompts and resources OAuth scopes ({"write_*": ["files:write"]}, fnmatch on their
+        names and URIs). Other options are `MCPServer`'s (middleware, limits...). See `mcp_kit._proxy.source`.
+        """
+        from .._proxy.source import ProxySource
+        from .._proxy.targets import parse_targets
+
+        source = ProxySource(parse_targets(target), scope_map=scope_map, timeout=timeout,
+                             connect_timeout=connect_timeout)
+        app = cls(name, **options)
+        app.source = source
+        source.on_probed = lambda: _take_instructions(app, source)
+        return app
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app).
@@ -52,3 +75,8 @@ class MCPServer(Application):
         (`lifespan=lambda a: mcp_app.router.lifespan_context(a)`).
         """
         return http_app(self, HttpOptions(**options))
+
+
+def _take_instructions(app: MCPServer, source: Any) -> None:
+    if app.instructions is None and source.instructions:
+        app.instructions = source.instructions

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 
+from .. import __version__
 from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import (
     METHOD_NOT_FOUND,
@@ -24,6 +25,15 @@ from .._protocol.jsonrpc import (
     Notification,
     Request,
     Response,
+)
+from .._protocol.versions import DISCOVER_METHOD
+from ._eras import (
+    INPUT_ROUND_METHODS,
+    NOT_IN_STATELESS,
+    answer_input_rounds,
+    as_initialize_result,
+    capabilities_of,
+    stamp,
 )
 
 ClientHandler = Callable[[dict[str, Any]], Any]
@@ -54,6 +64,10 @@ class BaseClient:
         self._notified = anyio.Event()
         self._progress: dict[Any, ProgressCallback] = {}
         self._progress_tokens = itertools.count(1)
+        self.client_info: dict[str, Any] = {"name": "mcp-kit", "version": __version__}
+        self.stateless_version: str | None = None  # set when the server was adopted in the 2026-07-28 era
+        self.discover_result: dict[str, Any] = {}
+        self.log_level: str | None = None  # 2026-07-28: the envelope's logLevel (no log messages while None)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -61,15 +75,65 @@ class BaseClient:
         raise NotImplementedError
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
-        """Send a request; return its result or raise MCPError (TimeoutError after `timeout` seconds)."""
+        """Send a request; return its result or raise MCPError (TimeoutError after `timeout` seconds).
+
+        In the 2026-07-28 era the request carries the envelope, and input-required rounds are answered
+        with the handlers (`answer_question`) until the final result.
+        """
+        version = self.stateless_version
+        if version is None or method in NOT_IN_STATELESS:
+            return await self._request_once(method, params, timeout)
+        stamped = stamp(params, version, self.capabilities(), self.client_info, self.log_level)
+        result = await self._request_once(method, stamped, timeout)
+        if method in INPUT_ROUND_METHODS:
+            result = await answer_input_rounds(self, method, stamped, result,
+                                               lambda m, p: self._request_once(m, p, timeout))
+        return result
+
+    def capabilities(self) -> dict[str, Any]:
+        """The client capabilities this client declares: those its handlers make true."""
+        return capabilities_of(self.handlers)
+
+    async def answer_question(self, method: Any, params: dict[str, Any]) -> Any:
+        """The answer to one question of an input-required round, from the handler of its method."""
+        handler = self.handlers.get(method) if isinstance(method, str) else None
+        if handler is None:
+            raise MCPError(METHOD_NOT_FOUND, f"the server asked {method} in an input round; this client has no "
+                                             "handler for it")
+        return await call_maybe_async(handler, params)
+
+    async def discover(self, version: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """One `server/discover` probe at `version` (the answer is not adopted)."""
+        params = stamp(None, version, self.capabilities(), self.client_info, None)
+        result = await self._request_once(DISCOVER_METHOD, params, timeout)
+        return result if isinstance(result, dict) else {}
+
+    def adopt(self, discovered: dict[str, Any], version: str) -> dict[str, Any]:
+        """Talk to the server in the 2026-07-28 era at `version`, from its `server/discover` answer."""
+        self.stateless_version = version
+        self.discover_result = discovered
+        self.initialize_result = as_initialize_result(discovered, version)
+        return self.initialize_result
+
+    async def handshake(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """The handshake era's `initialize` (subclasses that can talk both eras implement it)."""
+        raise NotImplementedError
+
+    async def _request_once(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
         request_id = next(self._ids)
         event, box = anyio.Event(), list[Any]()
         self._waiting[request_id] = (event, box)
         limit = self.default_timeout if timeout is None else timeout
         try:
             await self._send(Request(request_id, method, params))
-            with anyio.move_on_after(limit):
-                await event.wait()
+            try:
+                with anyio.move_on_after(limit):
+                    await event.wait()
+            except anyio.get_cancelled_exc_class():
+                if not box:  # the caller gave up: the server may stop working on it
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                        await self._abandoned(request_id, method)
+                raise
             if not box:
                 await self._timed_out(request_id, method)
                 raise TimeoutError(f"no answer to {method} within {limit:g} s")
@@ -90,6 +154,9 @@ class BaseClient:
 
     async def _timed_out(self, request_id: Any, method: str) -> None:
         """Called when a request got no answer in time (before TimeoutError is raised)."""
+
+    async def _abandoned(self, request_id: Any, method: str) -> None:
+        """Called (shielded, briefly) when the caller of a request was cancelled before its answer came."""
 
     def _fail_pending(self, error: BaseException) -> None:
         """Wake every waiting request with `error` (the connection is gone)."""
@@ -213,4 +280,8 @@ class BaseClient:
         return (await self.request("completion/complete", params))["completion"]
 
     async def set_level(self, level: str) -> None:
+        """The log level (2026-07-28: sent in every later request's envelope instead of `logging/setLevel`)."""
+        if self.stateless_version is not None:
+            self.log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})

@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-from .._protocol.versions import LATEST_HANDSHAKE
+from .._protocol.versions import LATEST_HANDSHAKE, is_stateless
 from ._base import ClientHandler
+from ._eras import check_mode
 from ._legacy_sse import LegacySSETransport
 from ._session import ClientSession, LogCallback, NotificationCallback
 from ._stdio import StdioTransport
@@ -30,15 +31,16 @@ def is_url(target: str | Sequence[str]) -> bool:
 
 def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                    headers: dict[str, str] | None = None, on_stderr: Callable[[str], None] | None = None,
-                   timeout: float = 30.0, auth: httpx.Auth | None = None) -> Transport:
+                   timeout: float = 30.0, auth: httpx.Auth | None = None, transport: str = "auto") -> Transport:
     """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list.
 
     `auth` authorizes HTTP requests (e.g. `mcp_kit.client.oauth.OAuth`); stdio takes credentials from `env`.
+    `transport` "sse" talks legacy HTTP+SSE to a URL whatever its path ("auto": a path ending in /sse does).
     """
     if is_url(target):
         assert isinstance(target, str)
         url = target.strip()
-        if urlsplit(url).path.rstrip("/").endswith("/sse"):
+        if transport == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse"):
             return LegacySSETransport(url, headers=headers, timeout=timeout, auth=auth)
         return StreamableHTTPTransport(url, headers=headers, timeout=timeout, auth=auth)
     return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
@@ -50,22 +52,31 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
                   on_log: LogCallback | None = None, on_notification: NotificationCallback | None = None,
                   on_stderr: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
                   cwd: str | None = None, headers: dict[str, str] | None = None,
-                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None) -> AsyncIterator[ClientSession]:
+                  client_name: str = "mcp-kit", auth: httpx.Auth | None = None,
+                  mode: str = "legacy", transport: str = "auto") -> AsyncIterator[ClientSession]:
     """Connect to the server at `target` and yield an initialized `ClientSession`.
+
+    `mode` picks the era: "legacy" (the default: the `initialize` handshake at `protocol_version`), "auto"
+    (`server/discover` at 2026-07-28 first, falling back to `initialize`, as the official SDK's `mode="auto"`),
+    or "2026-07-28" (discover only). `session.era` says which one was agreed.
 
     `timeout` bounds every request (and connecting); `init_timeout` the handshake (default: `timeout`).
     Raises `ServerNotFound` / `ConnectionClosed` / `ClientError` when the server cannot be reached.
     """
-    transport = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
-                               auth=auth)
+    check_mode(mode)
+    if is_stateless(protocol_version):
+        mode = protocol_version
+    opened = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
+                            auth=auth, transport=transport)
     try:
-        async with transport, anyio.create_task_group() as tg:
-            session = ClientSession(transport, handlers=handlers, on_log=on_log, on_notification=on_notification,
+        async with opened, anyio.create_task_group() as tg:
+            session = ClientSession(opened, handlers=handlers, on_log=on_log, on_notification=on_notification,
                                     client_name=client_name)
             session.default_timeout = timeout
+            session.handshake_version = protocol_version if not is_stateless(protocol_version) else LATEST_HANDSHAKE
             tg.start_soon(session.run)
             try:
-                await session.initialize(protocol_version, timeout=init_timeout)
+                await session.negotiate(mode, timeout=init_timeout)
                 yield session
             finally:
                 tg.cancel_scope.cancel()

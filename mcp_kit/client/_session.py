@@ -15,10 +15,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+
 from .. import __version__
+from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import INTERNAL_ERROR, ErrorResponse, InvalidMessage, Request
 from .._protocol.versions import LATEST_HANDSHAKE
 from ._base import BaseClient, ClientHandler, Outgoing, call_maybe_async
+from ._eras import negotiate_auto
 from ._errors import ClientError, ConnectionClosed
 from ._transport import Transport
 
@@ -26,9 +30,6 @@ logger = logging.getLogger("mcp_kit.client")
 
 LogCallback = Callable[[dict[str, Any]], Any]
 NotificationCallback = Callable[[dict[str, Any]], Any]
-CAPABILITY_OF_HANDLER = {"elicitation/create": ("elicitation", {"form": {}}),
-                         "sampling/createMessage": ("sampling", {}),
-                         "roots/list": ("roots", {"listChanged": True})}
 
 
 class ClientSession(BaseClient):
@@ -44,22 +45,30 @@ class ClientSession(BaseClient):
         self.on_log = on_log
         self.on_notification = on_notification
         self.client_info = {"name": client_name, "version": __version__}
+        self.handshake_version = LATEST_HANDSHAKE
+        self.ended = anyio.Event()  # set once the conversation is over (the transport ended)
 
     # ------------------------------------------------------------------ conversation
 
     async def run(self) -> None:
         """Deliver incoming messages until the transport ends; then fail whatever still waits."""
         try:
-            async for item in self.transport.incoming:
-                await self._on_message(item)
+            async with anyio.create_task_group() as tg:  # the server's requests are answered concurrently
+                async for item in self.transport.incoming:
+                    if isinstance(item, Request):
+                        tg.start_soon(self._answer_server_request, item)
+                    else:
+                        await self._on_message(item)
+                tg.cancel_scope.cancel()
         finally:
             self._fail_pending(self.transport.closed_error or ConnectionClosed("the connection was closed"))
+            self.ended.set()
 
     async def initialize(
         self, protocol_version: str = LATEST_HANDSHAKE, *, timeout: float | None = None
     ) -> dict[str, Any]:
         """The handshake: initialize, then notifications/initialized. Returns the server's answer."""
-        capabilities = dict(CAPABILITY_OF_HANDLER[m] for m in self.handlers if m in CAPABILITY_OF_HANDLER)
+        capabilities = self.capabilities()
         params = {"protocolVersion": protocol_version, "capabilities": capabilities, "clientInfo": self.client_info}
         try:
             result = await self.request("initialize", params, timeout=timeout)
@@ -72,12 +81,41 @@ class ClientSession(BaseClient):
         await self.notify("notifications/initialized")
         return result
 
+    async def handshake(self, *, timeout: float | None = None) -> dict[str, Any]:
+        return await self.initialize(self.handshake_version, timeout=timeout)
+
+    async def negotiate(self, mode: str = "legacy", *, timeout: float | None = None) -> dict[str, Any]:
+        """Agree on the era: `legacy` (initialize), `auto` (server/discover, falling back to initialize) or a
+        2026-07-28 version (server/discover only). Returns the server's answer in `initialize`'s shape."""
+        if mode == "legacy":
+            return await self.initialize(self.handshake_version, timeout=timeout)
+        try:
+            if mode == "auto":
+                return await negotiate_auto(self, timeout=timeout)
+            return self.adopt(await self.discover(mode, timeout=timeout), mode)
+        except TimeoutError as exc:
+            lines = [str(exc) + " (is this an MCP server?)", *self.transport_diagnosis()]
+            raise ClientError("\n".join(lines)) from None
+
+    def adopt(self, discovered: dict[str, Any], version: str) -> dict[str, Any]:
+        result = super().adopt(discovered, version)
+        self.transport.protocol_version = version
+        return result
+
+    @property
+    def era(self) -> str:
+        """"2026-07-28" when the server was adopted in the stateless era, else "handshake"."""
+        return self.stateless_version or "handshake"
+
     def transport_diagnosis(self) -> list[str]:
         """What the transport saw that may explain a failure (stray stdout, stderr tail)."""
         diagnose = getattr(self.transport, "diagnosis", None)
         return diagnose() if diagnose is not None else []
 
     async def ping(self) -> None:
+        if self.stateless_version is not None:  # 2026-07-28 has no ping; a discover shows the server answers
+            await self.discover(self.stateless_version)
+            return
         await self.request("ping")
 
     @property
@@ -101,6 +139,11 @@ class ClientSession(BaseClient):
         with contextlib.suppress(ClientError):
             await self.cancel(request_id, f"no answer to {method} in time")
 
+    async def _abandoned(self, request_id: Any, method: str) -> None:
+        if method not in ("initialize", "server/discover"):  # the specification forbids cancelling those
+            with contextlib.suppress(ClientError, OSError):
+                await self.cancel(request_id, "the caller no longer waits for the answer")
+
     async def _on_notification(self, note: dict[str, Any]) -> None:
         await super()._on_notification(note)
         if note["method"] == "notifications/message" and self.on_log is not None:
@@ -117,6 +160,9 @@ class ClientSession(BaseClient):
             await super()._answer_server_request(request)
         except ClientError:
             pass
+        except MCPError as exc:  # the handler's own refusal: the server gets it as the answer
+            with contextlib.suppress(ClientError):
+                await self._send(ErrorResponse(request.id, exc.code, exc.message, exc.data))
         except Exception as exc:  # a failing handler answers with an error; the conversation goes on
             logger.exception("handler for %s failed", request.method)
             with contextlib.suppress(ClientError):

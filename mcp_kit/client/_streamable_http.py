@@ -8,6 +8,7 @@ is fine. Leaving sends DELETE so the server can drop the session at once.
 
 from __future__ import annotations
 
+import base64
 import logging
 from types import TracebackType
 from typing import Any
@@ -26,6 +27,7 @@ from .._protocol.jsonrpc import (
     decode_message,
     encode_message,
 )
+from .._protocol.versions import PROTOCOL_VERSION_KEY, carries_envelope, is_stateless
 from ._errors import ClientError, ConnectionClosed
 from ._http_common import error_answer, http_client, is_jsonrpc_error, unreachable
 from ._sse_events import iter_events
@@ -34,6 +36,25 @@ from ._transport import Transport
 logger = logging.getLogger("mcp_kit.client")
 
 ACCEPT_BOTH = "application/json, text/event-stream"
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # the Mcp-Name header's source
+
+
+def header_value(text: str) -> str:
+    """A header value as 2026-07-28 sends it: literal when printable ASCII, else `=?base64?...?=`."""
+    if text.isascii() and text.isprintable() and text == text.strip():
+        return text
+    return f"=?base64?{base64.b64encode(text.encode()).decode()}?="
+
+
+def stateless_headers(request: Request) -> dict[str, str]:
+    """The headers of a 2026-07-28 request: its version, method and (for named methods) name; no session."""
+    params = request.params or {}
+    headers = {"Accept": ACCEPT_BOTH, "MCP-Protocol-Version": str(params["_meta"][PROTOCOL_VERSION_KEY]),
+               "Mcp-Method": request.method}
+    name = params.get(NAMED_BY.get(request.method, ""))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = header_value(name)
+    return headers
 
 
 class StreamableHTTPTransport(Transport):
@@ -47,6 +68,7 @@ class StreamableHTTPTransport(Transport):
         self.session_id: str | None = None
         self._client = http_client(headers, timeout, auth)
         self._tg: TaskGroup | None = None
+        self._posts: dict[Any, anyio.CancelScope] = {}  # 2026-07-28 requests in flight (cancelled by closing)
 
     async def __aenter__(self) -> StreamableHTTPTransport:
         self._tg = anyio.create_task_group()
@@ -86,13 +108,29 @@ class StreamableHTTPTransport(Transport):
         if isinstance(message, Request):
             self._tg.start_soon(self._post, message)  # answers may take long; the caller waits on the session
             return
+        if is_stateless(self.protocol_version):  # 2026-07-28 HTTP has no client notifications: closing cancels
+            if isinstance(message, Notification) and message.method == "notifications/cancelled":
+                scope = self._posts.get((message.params or {}).get("requestId"))
+                if scope is not None:
+                    scope.cancel()
+            return
         await self._post(message)
         self.check_open()
         if isinstance(message, Notification) and message.method == "notifications/initialized":
             self._tg.start_soon(self._listen)
 
     async def _post(self, message: Message) -> None:
-        headers = {**self._headers(), "Content-Type": "application/json"}
+        if isinstance(message, Request) and carries_envelope(message.params):
+            with anyio.CancelScope() as scope:
+                self._posts[message.id] = scope
+                try:
+                    await self._post_with(message, {**stateless_headers(message), "Content-Type": "application/json"})
+                finally:
+                    self._posts.pop(message.id, None)
+            return
+        await self._post_with(message, {**self._headers(), "Content-Type": "application/json"})
+
+    async def _post_with(self, message: Message, headers: dict[str, str]) -> None:
         request = self._client.build_request("POST", self.url, content=encode_message(message), headers=headers)
         try:
             response = await self._client.send(request, stream=True)

@@ -61,6 +61,7 @@ PUBLIC = [
     "add_run_arguments",
     "current_trace_headers",
     "poll_for_changes",
+    "proxy",
     "__version__",
 ]
 

@@ -1,0 +1,52 @@
+"""`Source`: where an application's primitives come from when they live behind another server (a proxy).
+
+An application with a `source` serves the methods in `SOURCED_METHODS` from it instead of its own
+registries: the routes (`methods.py`) and the handshake era's subscription and log-level methods
+(`_eras/session.py`) hand each such request to `source.forward(method, params, ctx)`, behind the request
+pipeline like any route. The capabilities the application declares and the OAuth scopes a request needs
+come from the source too. `mcp_kit._proxy` implements it; a mounted application or proxy is one too.
+
+Imports only the context (for typing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .context import Context
+
+SOURCED_METHODS = frozenset({
+    "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "prompts/list",
+    "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe", "logging/setLevel",
+})
+
+
+class Source(Protocol):
+    """What an application needs of the server its primitives come from."""
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        """The server capabilities to declare at `version`."""
+        ...
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
+        """The OAuth scopes the request needs (() for none)."""
+        ...
+
+    def param_headers(self, name: str) -> dict[str, str]:
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (2026-07-28 HTTP)."""
+        ...
+
+    async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        """The answer to one request of `SOURCED_METHODS`."""
+        ...
+
+    def session_closed(self, session_id: str) -> None:
+        """A downstream session ended: what was kept for it may go."""
+        ...
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Entered while the application runs (connections, background work)."""
+        ...
+

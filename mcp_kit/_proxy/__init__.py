@@ -1,0 +1,1 @@
+"""The proxy: an `MCPServer` whose tools, resources and prompts live on another MCP server (`proxy(target)`)."""

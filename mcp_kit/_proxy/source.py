@@ -1,0 +1,528 @@
+"""`ProxySource`: the `Source` (`_app/sources.py`) of a proxy; `proxy(target)` builds the `MCPServer`.
+
+Sessions: each downstream handshake-era session gets upstream sessions of its own (one per server
+behind the proxy), opened on its first request and closed with it; 2026-07-28 requests, which have no
+session, share upstream sessions pooled by the caller's identity (`callers.caller_of`: the OAuth
+subject, else the connection, else the client's address), closed after `pool_idle` seconds unused;
+each request's own client capabilities travel with it. Callers never share an upstream session.
+
+Passing through, in both directions:
+- requests: tools, prompts, resources, templates, completions, subscriptions, the log level; params
+  and `_meta` as sent (but the 2026-07-28 envelope, which the upstream client writes for its own era),
+  results shaped for the downstream's version;
+- the upstream's questions (sampling, elicitation, roots) go to the downstream client through the
+  request being forwarded (`ctx.channel.ask`: a round trip, or a 2026-07-28 input round, whose retry
+  asks the upstream again and answers from the round); questions asked outside a request go to the
+  downstream session;
+- progress by token, log messages (the downstream's level applies), resource updates, list changes;
+  cancellation (a cancelled downstream request cancels its upstream one).
+
+Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
+tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
+every server's and paginate by the proxy's page size.
+
+An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call` an `isError` result
+with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
+downstream names and URIs: `write_*=files:write`), checked as mcp_kit checks its own.
+
+Imports the application layer, the client and the upstream; nothing of a transport.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import fnmatch
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .._app.channel import RequestChannel
+from .._app.context import Context
+from .._app.methods import paginate
+from .._primitives.content import error_result
+from .._protocol.callers import caller_of
+from .._protocol.errors import MCPError, UpstreamUnavailable, invalid_params, scope_refusal
+from .._protocol.jsonrpc import METHOD_NOT_FOUND
+from .._protocol.versions import (
+    CLIENT_CAPABILITIES_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    is_stateless,
+    shape_metadata,
+    shape_tool,
+    shape_tool_result,
+)
+from ..client._eras import current_question_key
+from .targets import Target
+from .upstream import Upstream
+
+logger = logging.getLogger("mcp_kit.proxy")
+REQUEST_CANCELLED = -32800  # the answer to an upstream question whose downstream request ended
+
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+ENVELOPE = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY)
+LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+         "resources/templates/list": "resourceTemplates"}
+QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
+                        "resources": {"subscribe": True, "listChanged": True}, "completions": {}}
+_CURRENT: contextvars.ContextVar[Forwarded | None] = contextvars.ContextVar("mcp_kit_proxy_call", default=None)
+
+
+@dataclass
+class Forwarded:
+    """A downstream request being answered upstream: where the upstream's progress, logs and questions go."""
+
+    ctx: Context
+    questions: set[anyio.CancelScope] = field(default_factory=set)
+
+    def end(self) -> None:
+        for scope in self.questions:  # a question still open (a 2026-07-28 round closed): it ends with the call
+            scope.cancel()
+
+
+class Link:
+    """The upstream sessions of one downstream session (or pooled caller), one per server behind the proxy."""
+
+    def __init__(self, source: ProxySource, key: str, capabilities: Mapping[str, Any]) -> None:
+        self.source = source
+        self.key = key
+        self.capabilities = capabilities
+        self.home: RequestChannel | None = None  # the downstream session's channel (handshake era)
+        self.app: Any = None  # the proxy's application (its listen streams)
+        self.upstreams: dict[str | None, Upstream] = {}
+        self.calls: list[Forwarded] = []
+        self.used = time.monotonic()
+
+    def upstream(self, namespace: str | None) -> Upstream:
+        upstream = self.upstreams.get(namespace)
+        if upstream is None:
+            target = self.source.targets[namespace]
+            handlers = {method: self._asker(method) for method, capability in QUESTIONS.items()
+                        if capability in self.capabilities}
+            upstream = Upstream(target, handlers=handlers, timeout=self.source.timeout,
+                                mode="legacy" if self.key.startswith("session:") else "auto",
+                                on_notification=lambda note: self._on_notification(namespace, note),
+                                connect_timeout=self.source.connect_timeout, backoff=self.source.backoff)
+            self.upstreams[namespace] = upstream
+            self.source.start(upstream)
+        return upstream
+
+    def close(self) -> None:
+        for upstream in self.upstreams.values():
+            upstream.close()
+        for call in self.calls:
+            call.end()
+
+    def _current(self) -> Forwarded | None:
+        call = _CURRENT.get()
+        if call is not None:
+            return call
+        return self.calls[-1] if self.calls else None
+
+    def _asker(self, method: str) -> Any:
+        async def ask(params: dict[str, Any]) -> Any:
+            call = _CURRENT.get()
+            if call is None and method == "roots/list":  # roots belong to the session, not to a request
+                if self.home is None:
+                    return {"roots": []}  # 2026-07-28: roots are asked per request, and none asked
+                return await self.home.ask(method, params, request_id=None, timeout=60, key=None)
+            call = call or self._current()
+            if call is None:
+                if self.home is None:
+                    raise MCPError(METHOD_NOT_FOUND, f"{method}: no downstream request is open to ask through")
+                return await self.home.ask(method, params, request_id=None, timeout=300, key=None)
+            ctx = call.ctx
+            if not ctx.client_supports(QUESTIONS[method]):
+                raise MCPError(METHOD_NOT_FOUND, f"the client behind the proxy does not offer {QUESTIONS[method]}")
+            with anyio.CancelScope() as scope:
+                call.questions.add(scope)
+                try:
+                    key = current_question_key() or question_key(method, params)  # the upstream's, when it has one
+                    return await ctx.channel.ask(method, params, request_id=ctx.request_id, timeout=300, key=key)
+                finally:
+                    call.questions.discard(scope)
+            raise MCPError(REQUEST_CANCELLED, f"{method}: the downstream request ended before the client answered")
+
+        return ask
+
+    async def _on_notification(self, namespace: str | None, note: dict[str, Any]) -> None:
+        method, params = note["method"], dict(note.get("params") or {})
+        names = self.source.names
+        if method == "notifications/progress":
+            token = params.get("progressToken")
+            for each in reversed(self.calls):
+                if each.ctx.progress_token is not None and each.ctx.progress_token == token:
+                    await each.ctx.report_progress(params.get("progress", 0), params.get("total"),
+                                                   params.get("message"))
+                    return
+            return
+        if method == "notifications/message":
+            call = self._current()
+            if call is not None:
+                await call.ctx.log(str(params.get("level", "info")), params.get("data"), params.get("logger"))
+            elif self.home is not None:
+                await self.home.notify(method, params, None)
+            return
+        if self.home is None:  # 2026-07-28: list changes go to this process's listen streams
+            if method.endswith("/list_changed") and self.app is not None:
+                kind = method.split("/")[1]
+                for listener in list(self.app.listeners):
+                    listener.list_changed(kind)
+            return  # resource updates reach 2026-07-28 clients only through their own upstream listens: not yet
+        if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            params["uri"] = names.outward_uri(namespace, params["uri"])
+            await self.home.notify(method, params, None)
+        elif method.endswith("/list_changed"):
+            await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
+
+
+def question_key(method: str, params: Mapping[str, Any]) -> str:
+    """The key of an upstream's question in a 2026-07-28 round: the same question gets the same key on a retry."""
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"upstream_{method.split('/')[0]}_{digest}"
+
+
+class Names:
+    """The naming rule of a proxy: as it is for one server; `NS_name` and `NS+uri` for several."""
+
+    def __init__(self, namespaces: Sequence[str | None]) -> None:
+        self.namespaces = [ns for ns in namespaces if ns is not None]
+        self.single = namespaces[0] if len(namespaces) == 1 else None
+        self.multiple = len(namespaces) > 1
+
+    def outward_name(self, namespace: str | None, name: str) -> str:
+        return f"{namespace}_{name}" if self.multiple and namespace is not None else name
+
+    def outward_uri(self, namespace: str | None, uri: str) -> str:
+        return f"{namespace}+{uri}" if self.multiple and namespace is not None else uri
+
+    def inward_name(self, name: Any, what: str) -> tuple[str | None, str]:
+        if not isinstance(name, str):
+            raise invalid_params(f"{what} needs 'name' (a string)")
+        if not self.multiple:
+            return self.single, name
+        namespace, sep, rest = name.partition("_")
+        if sep and namespace in self.namespaces and rest:
+            return namespace, rest
+        raise invalid_params(f"Unknown {what.split('/')[0].rstrip('s')} {name!r}: names here start with a server's "
+                             f"name and '_' ({', '.join(n + '_' for n in self.namespaces)})")
+
+    def inward_uri(self, uri: Any) -> tuple[str | None, str]:
+        if not isinstance(uri, str) or not uri:
+            raise invalid_params("'uri' is required (a string)")
+        if not self.multiple:
+            return self.single, uri
+        namespace, sep, rest = uri.partition("+")
+        if sep and namespace in self.namespaces and rest:
+            return namespace, rest
+        raise MCPError(-32002, f"Resource not found: {uri} (URIs here start with a server's name and '+')",
+                       {"uri": uri})
+
+
+class ProxySource:
+    """What a proxy's application forwards to: the servers behind it, one upstream session per downstream one."""
+
+    def __init__(self, targets: Mapping[str | None, Target], *, scope_map: Mapping[str, Sequence[str]] | None = None,
+                 timeout: float = 600.0, connect_timeout: float = 15.0, backoff: tuple[float, float] = (0.1, 5.0),
+                 pool_idle: float = 300.0) -> None:
+        self.targets = dict(targets)
+        self.names = Names(list(self.targets))
+        self.scope_map = {pattern: tuple(scopes) for pattern, scopes in (scope_map or {}).items()}
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.backoff = backoff
+        self.pool_idle = pool_idle
+        self.links: dict[str, Link] = {}
+        self.upstream_capabilities: dict[str | None, dict[str, Any]] = {}
+        self.instructions: str | None = None
+        self.tool_schemas: dict[str, dict[str, Any]] = {}  # downstream tool name -> inputSchema, as last listed
+        self.probe_on_start = True
+        self.on_probed: Callable[[], None] | None = None
+        self._tg: TaskGroup | None = None
+
+    # ------------------------------------------------------------------ Source
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[ProxySource]:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._expire_idle)
+            try:
+                if self.probe_on_start:
+                    await self.probe()
+                    if self.on_probed is not None:
+                        self.on_probed()
+                yield self
+            finally:
+                for link in list(self.links.values()):
+                    link.close()
+                self.links.clear()
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    def start(self, upstream: Upstream) -> None:
+        if self._tg is None:
+            raise UpstreamUnavailable("the proxy is not running (serve it, or enter app.running())", retryable=True)
+        self._tg.start_soon(upstream.run)
+
+    async def probe(self) -> None:
+        """Connect to every server once, to declare their capabilities (what is unreachable: everything)."""
+        link = Link(self, "probe", {})
+        try:
+            for namespace in self.targets:
+                upstream = link.upstream(namespace)
+                try:
+                    await upstream.connected()
+                except UpstreamUnavailable as exc:
+                    logger.warning("proxy: %s", exc.message)
+                    continue
+                result = upstream.initialize_result
+                self.upstream_capabilities[namespace] = dict(result.get("capabilities") or {})
+                if "tools" in self.upstream_capabilities[namespace]:
+                    with contextlib.suppress(MCPError):
+                        for tool in await upstream.session.list_tools() if upstream.session else []:
+                            self._remember(namespace, tool)
+                if not self.names.multiple and result.get("instructions"):
+                    self.instructions = result["instructions"]
+        finally:
+            link.close()
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        known = [caps for ns, caps in self.upstream_capabilities.items() if ns in self.targets]
+        if len(known) < len(self.targets):
+            return json.loads(json.dumps(DEFAULT_CAPABILITIES))
+        merged: dict[str, Any] = {"logging": {}}
+        for caps in known:
+            for key in ("tools", "prompts", "resources", "completions"):
+                if key in caps:
+                    merged.setdefault(key, {}).update(caps[key] or {})
+        return merged
+
+    def _remember(self, namespace: str | None, tool: Any) -> None:
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("inputSchema"), dict):
+            self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
+
+    def param_headers(self, name: str) -> dict[str, str]:
+        properties = (self.tool_schemas.get(name) or {}).get("properties") or {}
+        return {arg: str(spec["x-mcp-header"]) for arg, spec in properties.items()
+                if isinstance(spec, dict) and "x-mcp-header" in spec}
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
+        if not self.scope_map:
+            return ()
+        if method in ("tools/call", "prompts/get"):
+            key = params.get("name")
+        elif method in ("resources/read", "resources/subscribe"):
+            key = params.get("uri")
+        else:
+            return ()
+        if not isinstance(key, str):
+            return ()
+        scopes = [scope for pattern, needed in self.scope_map.items() if fnmatch.fnmatchcase(key, pattern)
+                  for scope in needed]
+        return tuple(dict.fromkeys(scopes))
+
+    def session_closed(self, session_id: str) -> None:
+        for key in (f"session:{session_id}", f"caller:session:{session_id}"):
+            for found in [k for k in self.links if k == key or k.startswith(key + "|")]:
+                self.links.pop(found).close()
+
+    # ------------------------------------------------------------------ sessions
+
+    def link_for(self, ctx: Context) -> Link:
+        if is_stateless(ctx.protocol_version):  # each request declares its own capabilities: the upstream's
+            key = f"caller:{caller_of(ctx)}"     # session offers them all, each question checks its request's
+            capabilities: dict[str, Any] = {cap: {} for cap in QUESTIONS.values()}
+        else:
+            key = f"session:{ctx.session_id}"
+            capabilities = {cap: {} for cap in QUESTIONS.values() if ctx.client_supports(cap)}
+        link = self.links.get(key)
+        if link is None:
+            link = self.links[key] = Link(self, key, capabilities)
+            link.app = ctx.channel.app
+            if not is_stateless(ctx.protocol_version):
+                link.home = ctx.channel
+        link.used = time.monotonic()
+        return link
+
+    async def _expire_idle(self) -> None:
+        while True:
+            await anyio.sleep(min(30.0, self.pool_idle))
+            now = time.monotonic()
+            for key, link in list(self.links.items()):
+                if key.startswith("caller:") and not link.calls and now - link.used > self.pool_idle:
+                    self.links.pop(key).close()
+
+    # ------------------------------------------------------------------ forwarding
+
+    async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        link = self.link_for(ctx)
+        version = ctx.protocol_version
+        names = self.names
+        if method in LISTS:
+            return await self._list(link, method, params, ctx)
+        if method == "tools/call":
+            namespace, name = names.inward_name(params.get("name"), "tools/call")
+            refused = self._refusal(ctx, "tools/call", params, f"Tool {params.get('name')!r}")
+            if refused is not None:
+                return shape_tool_result(error_result(refused), version)
+            try:
+                result = await self._send(link, namespace, method, {**params, "name": name}, ctx)
+            except UpstreamUnavailable as exc:
+                return shape_tool_result(error_result(exc.message), version)
+            return shape_tool_result(self._clean(result, version), version)
+        if method == "prompts/get":
+            namespace, name = names.inward_name(params.get("name"), "prompts/get")
+            refused = self._refusal(ctx, method, params, f"Prompt {params.get('name')!r}")
+            if refused is not None:
+                raise MCPError(-31002, refused, {"error": "insufficient_scope"})
+            return self._clean(await self._send(link, namespace, method, {**params, "name": name}, ctx), version)
+        if method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
+            namespace, uri = names.inward_uri(params.get("uri"))
+            if method != "resources/unsubscribe":
+                refused = self._refusal(ctx, method, params, f"Resource {params.get('uri')!r}")
+                if refused is not None:
+                    raise MCPError(-31002, refused, {"error": "insufficient_scope"})
+            upstream = link.upstream(namespace)
+            result = await self._send(link, namespace, method, {**params, "uri": uri}, ctx)
+            if method == "resources/subscribe":
+                upstream.subscriptions.add(uri)
+            elif method == "resources/unsubscribe":
+                upstream.subscriptions.discard(uri)
+            elif method == "resources/read":
+                for item in result.get("contents") or []:
+                    if isinstance(item, dict) and isinstance(item.get("uri"), str):
+                        item["uri"] = names.outward_uri(namespace, item["uri"])
+            return self._clean(result, version)
+        if method == "completion/complete":
+            ref = dict(params.get("ref") or {})
+            if ref.get("type") == "ref/prompt":
+                namespace, ref["name"] = names.inward_name(ref.get("name"), "prompts/get")
+            else:
+                namespace, ref["uri"] = names.inward_uri(ref.get("uri"))
+            return self._clean(await self._send(link, namespace, method, {**params, "ref": ref}, ctx), version)
+        if method == "logging/setLevel":
+            for namespace in self.targets:
+                upstream = link.upstream(namespace)
+                upstream.log_level = params.get("level")
+                with contextlib.suppress(UpstreamUnavailable):
+                    session = await upstream.connected()
+                    await session.set_level(str(params.get("level")))  # 2026-07-28 upstream: in each envelope
+            return {}
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _refusal(self, ctx: Context, method: str, params: dict[str, Any], what: str) -> str | None:
+        needed = self.required_scopes(method, params)
+        if needed and ctx.principal is not None:
+            missing = ctx.principal.missing(needed)
+            if missing:
+                return scope_refusal(what, missing)
+        return None
+
+    async def _send(self, link: Link, namespace: str | None, method: str, params: dict[str, Any],
+                    ctx: Context) -> Any:
+        upstream = link.upstream(namespace)
+        call = Forwarded(ctx)
+        link.calls.append(call)
+        reset = _CURRENT.set(call)
+        try:
+            result = await upstream.request(method, outbound(params, ctx, upstream))
+        finally:
+            _CURRENT.reset(reset)
+            link.calls.remove(call)
+            call.end()
+            link.used = time.monotonic()
+        return result if isinstance(result, dict) else {}
+
+    async def _list(self, link: Link, method: str, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        key = LISTS[method]
+        version = ctx.protocol_version
+        if not self.names.multiple:
+            result = self._clean(await self._send(link, self.names.single, method, params, ctx), version)
+            result[key] = [self._shape(method, item, None, version) for item in result.get(key) or []]
+            return result
+        items: list[Any] = []
+        for namespace in self.targets:
+            cursor: Any = None
+            for _ in range(1000):
+                page_params = {"cursor": cursor} if cursor else {}
+                try:
+                    page = await self._send(link, namespace, method, page_params, ctx)
+                except UpstreamUnavailable as exc:
+                    logger.warning("proxy: %s", exc.message)
+                    break
+                except MCPError:
+                    break  # this server has none of these
+                items.extend(self._shape(method, item, namespace, version) for item in page.get(key) or [])
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+        page_items, next_cursor = paginate(items, params, ctx.channel.app.page_size)
+        merged: dict[str, Any] = {key: page_items}
+        if next_cursor is not None:
+            merged["nextCursor"] = next_cursor
+        return merged
+
+    def _shape(self, method: str, item: Any, namespace: str | None, version: str) -> Any:
+        if not isinstance(item, dict):
+            return item
+        if method == "tools/list":
+            self._remember(namespace, item)
+        item = dict(item)
+        if method in ("tools/list", "prompts/list") and isinstance(item.get("name"), str):
+            item["name"] = self.names.outward_name(namespace, item["name"])
+        elif method == "resources/list" and isinstance(item.get("uri"), str):
+            item["uri"] = self.names.outward_uri(namespace, item["uri"])
+        elif method == "resources/templates/list" and isinstance(item.get("uriTemplate"), str):
+            item["uriTemplate"] = self.names.outward_uri(namespace, item["uriTemplate"])
+        return shape_tool(item, version) if method == "tools/list" else shape_metadata(item, version)
+
+    @staticmethod
+    def _clean(result: Any, version: str) -> dict[str, Any]:
+        """An upstream result without what its era added for itself (a handshake-era downstream gets none)."""
+        if not isinstance(result, dict):
+            return {}
+        out = dict(result)
+        meta = out.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+            meta = {k: v for k, v in meta.items() if k != SERVER_INFO_KEY}
+            if meta:
+                out["_meta"] = meta
+            else:
+                out.pop("_meta")
+        if not is_stateless(version):
+            for key in ("resultType", "ttlMs", "cacheScope"):
+                out.pop(key, None)
+        return out
+
+
+def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream) -> dict[str, Any]:
+    """The params sent upstream: as received, without the downstream's 2026-07-28 envelope (the upstream client
+    writes its own), with the downstream's log level when it opted in to logs."""
+    out = dict(params)
+    out.pop("inputResponses", None)
+    out.pop("requestState", None)
+    meta = out.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if k not in ENVELOPE}
+        if kept:
+            out["_meta"] = kept
+        else:
+            out.pop("_meta")
+    session = upstream.session
+    if session is not None and session.stateless_version is not None:  # a 2026-07-28 upstream: per request
+        out.setdefault("_meta", {})[CLIENT_CAPABILITIES_KEY] = dict(ctx.channel.client_capabilities)
+        level = ctx.channel.log_threshold
+        if level is not None:
+            out.setdefault("_meta", {})[LOG_LEVEL_KEY] = level
+    return out

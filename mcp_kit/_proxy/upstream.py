@@ -1,0 +1,189 @@
+"""One upstream session of a proxy: a client connection to the server behind it, kept alive.
+
+`Upstream.run` connects (`mcp_kit.client.connect`), serves until the connection ends, and connects
+again with exponential backoff (a stdio server is started again, an HTTP one reconnected; a URL whose
+Streamable HTTP `initialize` is refused is tried as legacy HTTP+SSE). A handshake-era downstream
+session gets a handshake-era upstream session where the upstream speaks one (`mode="legacy"` first:
+subscriptions, the log level and the upstream's own requests then pass as they are); 2026-07-28
+requests get whatever the upstream speaks (`mode="auto"`). After a reconnect it restores what the
+downstream had set up: the log level and the resource subscriptions.
+
+`request` never hangs: it waits for a connection at most `connect_timeout` seconds, and a request in
+flight when the connection dies is answered `UpstreamUnavailable` (retryable) at once, as is one
+the upstream does not answer within `timeout`. An error the upstream answers (`MCPError`) passes
+through unchanged: the upstream is alive and said no.
+
+Imports the client, the errors and the targets.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from .._protocol.errors import MCPError, UpstreamUnavailable
+from ..client._base import ClientHandler
+from ..client._connect import connect
+from ..client._errors import ClientError
+from ..client._session import ClientSession
+from .targets import Target
+
+logger = logging.getLogger("mcp_kit.proxy")
+
+NotificationSink = Callable[[dict[str, Any]], Any]
+
+
+class Upstream:
+    """A lasting connection to one upstream server on behalf of one downstream session (or caller)."""
+
+    def __init__(self, target: Target, *, handlers: dict[str, ClientHandler], on_notification: NotificationSink,
+                 timeout: float = 600.0, connect_timeout: float = 15.0, backoff: tuple[float, float] = (0.1, 5.0),
+                 client_name: str = "mcp-kit-proxy", mode: str = "auto") -> None:
+        self.target = target
+        self.mode = mode  # "legacy" first for a handshake-era downstream session; "auto" otherwise
+        self.handlers = handlers
+        self.on_notification = on_notification
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.backoff = backoff
+        self.client_name = client_name
+        self.session: ClientSession | None = None
+        self.initialize_result: dict[str, Any] = {}
+        self.last_error = ""
+        self.connects = 0  # how many times a connection was made (restarts show as > 1)
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self._ready = anyio.Event()
+        self._closed = False
+        self._stop = anyio.Event()
+        self._legacy_sse = False
+
+    @property
+    def name(self) -> str:
+        return self.target.description
+
+    async def run(self) -> None:
+        """Connect, serve, reconnect with backoff; until `close`."""
+        delay = self.backoff[0]
+        while not self._closed:
+            served = await self._serve_once()
+            if self._closed:
+                break
+            if served:
+                delay = self.backoff[0]
+            logger.warning("upstream %s: %s; connecting again in %.1f s", self.name, self.last_error or "ended", delay)
+            with anyio.move_on_after(delay):
+                await self._stop.wait()
+            delay = min(delay * 2, self.backoff[1])
+
+    async def _serve_once(self) -> bool:
+        target = self.target
+        env = {**os.environ, **target.env} if target.env else None
+        try:
+            async with connect(target.where, mode=self.mode, handlers=self.handlers,
+                               on_notification=self.on_notification, env=env, cwd=target.cwd,
+                               headers=dict(target.headers) or None, timeout=self.timeout,
+                               init_timeout=self.connect_timeout, client_name=self.client_name,
+                               on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
+                               transport="sse" if self._legacy_sse else "auto") as session:
+                self.initialize_result = session.initialize_result
+                await self._restore(session)
+                self.session = session
+                self.connects += 1
+                self._ready.set()
+                with anyio.CancelScope() as scope:
+                    self._scope = scope
+                    async with anyio.create_task_group() as tg:
+                        if session.stateless_version is not None:  # 2026-07-28: list changes come on a listen stream
+                            tg.start_soon(self._listen, session)
+                        await session.ended.wait()
+                        tg.cancel_scope.cancel()
+                self.last_error = str(session.transport.closed_error or "the connection ended")
+                return True
+        except ClientError as exc:
+            self.last_error = str(exc)
+            if target.url is not None and not self._legacy_sse and "refused initialize" in str(exc):
+                self._legacy_sse = True  # Streamable HTTP refused: the server may be a legacy HTTP+SSE one
+            return False
+        except MCPError as exc:
+            self.last_error = f"the upstream refused to start a session: {exc.message}"
+            if self.mode == "legacy":
+                self.mode = "auto"  # a 2026-07-28-only server: talk its era
+            return False
+        except (TimeoutError, OSError) as exc:
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return False
+        finally:
+            self.session = None
+            if self._ready.is_set():
+                self._ready = anyio.Event()
+
+    async def _restore(self, session: ClientSession) -> None:
+        """What the downstream had set up before a reconnect: the log level, the subscriptions."""
+        if self.log_level is not None:
+            try:
+                await session.set_level(self.log_level)
+            except MCPError:
+                pass
+        for uri in sorted(self.subscriptions):
+            try:
+                await session.subscribe(uri)
+            except MCPError as exc:
+                logger.warning("upstream %s: could not subscribe to %s again: %s", self.name, uri, exc.message)
+
+    async def _listen(self, session: ClientSession) -> None:
+        """Hold a `subscriptions/listen` open upstream for list changes (delivered to `on_notification`)."""
+        caps = self.initialize_result.get("capabilities") or {}
+        wanted = {flag: True for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                                                ("resourcesListChanged", "resources"))
+                  if (caps.get(kind) or {}).get("listChanged")}
+        if not wanted:
+            return
+        try:
+            await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+        except (MCPError, ClientError, TimeoutError) as exc:
+            logger.debug("upstream %s: no listen stream: %s", self.name, exc)
+
+    def close(self) -> None:
+        self._closed = True
+        self._stop.set()
+        scope = getattr(self, "_scope", None)
+        if scope is not None:
+            scope.cancel()
+
+    def unavailable(self, why: str) -> UpstreamUnavailable:
+        return UpstreamUnavailable(f"The server behind this proxy ({self.name}) {why}. Try again in a moment; if it "
+                                   "keeps failing, the server behind the proxy needs attention.",
+                                   source=self.name, retryable=True, retry_after=1.0)
+
+    async def connected(self) -> ClientSession:
+        """The live session, waiting up to `connect_timeout` for one; `UpstreamUnavailable` otherwise."""
+        if self.session is None:
+            with anyio.move_on_after(self.connect_timeout):
+                await self._ready.wait()
+        session = self.session
+        if session is None:
+            raise self.unavailable(f"cannot be reached ({self.last_error or 'not connected yet'})")
+        return session
+
+    async def request(self, method: str, params: dict[str, Any] | None) -> Any:
+        """One request upstream; its answer or its error, `UpstreamUnavailable` when there is none."""
+        session = await self.connected()
+        try:
+            return await session.request(method, params, timeout=self.timeout)
+        except ClientError as exc:
+            raise self.unavailable(f"went away while answering {method} ({exc}); it is being restarted") from None
+        except TimeoutError:
+            raise self.unavailable(f"did not answer {method} within {self.timeout:g} s") from None
+
+    async def notify(self, method: str, params: dict[str, Any] | None) -> None:
+        session = self.session
+        if session is not None:
+            try:
+                await session.notify(method, params)
+            except ClientError:
+                pass
