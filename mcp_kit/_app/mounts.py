@@ -46,6 +46,10 @@ def check_mountable(parent: Application, child: Application, namespace: str | No
                          "prefix of tool and prompt names), starting with a letter or digit; or None for no prefix")
     if child is parent or parent in _ancestors_and_self(child) or child in _ancestors_and_self(parent):
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: one would contain itself")
+    if child.source is not None or parent.source is not None:
+        raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives, "
+                         "not registered ones; to serve several upstreams as one, give MCPServer.proxy a client "
+                         "config naming them (each under its name), or mount plain servers only")
     if child.middleware or child.builtin_middleware:
         raise ValueError(f"cannot mount {child.name!r}: it has middleware of its own, which would not run for calls "
                          "arriving through the parent; add them to the parent (parent.add_middleware) instead")

@@ -227,6 +227,10 @@ async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
         MCPServer("x").mount(MCPServer("y"), namespace="a b")
     with pytest.raises(TypeError, match="takes an MCPServer"):
         MCPServer("x").mount("y")  # type: ignore[arg-type]
+    proxied = MCPServer("proxied")
+    proxied.source = object()  # type: ignore[assignment]  # what MCPServer.proxy sets: primitives from upstream
+    with pytest.raises(ValueError, match="a proxy serves its upstream's primitives.*client config"):
+        MCPServer("x").mount(proxied)
     guarded = MCPServer("guarded", middleware=[Middleware()])
     with pytest.raises(ValueError, match="middleware of its own.*parent.add_middleware"):
         MCPServer("x").mount(guarded)
