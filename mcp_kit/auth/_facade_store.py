@@ -11,7 +11,7 @@ TTL, so a flow works whichever process each step lands on (`--backend redis://â€
     code-used:<sha256>           a redeemed code's grant, so a replay revokes what it gave
     grant:<id>                   one user's authorization of one client, with the upstream tokens
     refresh:<sha256 of token>    a refresh token, taken once when it is used (rotation)
-    refresh-used:<sha256>        a used refresh token's grant, so its reuse revokes the grant
+    refresh-family:<sha256>      every refresh token's grant (kept after its use), so its reuse revokes the grant
     consent:<sha256>             a user's remembered approval of a client (the scopes approved)
     signing-key                  the access-token signing key every process uses (kept for years)
 
