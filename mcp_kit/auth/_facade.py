@@ -650,7 +650,8 @@ class AuthorizationFacade:
             raise UpstreamTokenUnavailable(f"the caller's {self.config.upstream.name} token expired and cannot be "
                                            "refreshed; they must authorize again")
         lock_ns, lock = self.store.kind("upstream-refresh"), grant_id
-        if not await self.backend.kv_set(lock_ns, lock, b"1", 30.0, only_new=True):  # another process refreshes it
+        taken = await self.backend.kv_set(lock_ns, lock, b"1", 30.0, only_new=True, evictable=False)
+        if not taken:  # another process refreshes it
             for _ in range(50):
                 await anyio.sleep(0.1)
                 fresh = await self.store.get("grant", grant_id)

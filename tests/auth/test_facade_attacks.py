@@ -20,6 +20,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
+from mcp_kit._backends import MemoryBackend
+from mcp_kit._backends import memory as memory_module
+from mcp_kit.auth._facade import _FACADES
 from tests.auth.test_facade import (  # noqa: F401  (fixtures)
     REDIRECT_URI,
     Facade,
@@ -303,3 +306,38 @@ async def test_a_forged_remembered_user_cookie_does_not_skip_consent(
         assert "location" not in page.headers
     asked = [r["consent"] for r in facade.audit if r["event"] == "oauth.authorize" and r["outcome"] == "ok"]
     assert asked == ["asked"] * 4
+
+
+# ---------------------------------------------------------------------------------------------- the memory backend
+
+
+def memory_backend_of(facade: Facade) -> MemoryBackend:  # noqa: F811  (the fixture's name)
+    backend = _FACADES[str(facade.config.issuer)].backend
+    assert isinstance(backend, MemoryBackend)
+    return backend
+
+
+async def test_a_flood_of_other_values_does_not_make_the_memory_backend_forget_a_used_refresh_token(
+        facade: Facade, raw: RawClient, tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    backend = memory_backend_of(facade)
+    monkeypatch.setattr(memory_module, "MAX_ENTRIES", 50)
+    rotated = await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert rotated.status_code == 200
+    for index in range(200):  # what else the process keeps (a response cache, tool state) fills the store
+        await backend.kv_set("cache", str(index), b"x" * 100, ttl=3600)
+    reused = await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert reused.json()["error"] == "invalid_grant" and "already used" in reused.json()["error_description"]
+    assert (await call_tool_status(facade, rotated.json()["access_token"])).status_code == 401  # the grant is revoked
+
+
+async def test_when_the_memory_backend_can_keep_no_more_records_the_facade_says_so(
+        facade: Facade, raw: RawClient, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        caplog: pytest.LogCaptureFixture) -> None:
+    backend = memory_backend_of(facade)
+    monkeypatch.setattr(memory_module, "MAX_KEPT_ENTRIES", len(backend._kept))  # full from now on
+    verifier, challenge = pkce()
+    async with httpx.AsyncClient(timeout=30) as http:
+        answer = await http.get(raw.authorization_url(challenge))
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "2"
+    assert answer.json()["error"] == "temporarily_unavailable"
+    assert "never evicted" in caplog.text and "could not answer GET /authorize" in caplog.text
