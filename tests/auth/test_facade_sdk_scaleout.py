@@ -14,7 +14,7 @@ another process; a further test runs the deployment as `--backend redis://… --
 Two upstreams: oidc-provider without dynamic registration, and the GitHub-shaped provider (plain
 OAuth 2.0, the user from `GET /user`). After each flow the upstream tokens are read from the grants in
 Redis, and neither they nor the upstream client secret appear in any answer the clients or the
-browser got, nor in any line the server processes logged.
+browser got, nor in any line the server processes logged (at level debug).
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ class Deployment:
         logs = self.logs()
         seen = "\n".join(self.answers) + client_side
         assert "oauth.token" in logs and "oauth.callback" in logs  # the audit trail is in these logs
+        assert " DEBUG httpcore" in logs  # ...down to the HTTP client's debug lines of the upstream calls
         for secret in [self.upstream_secret, *upstream_tokens]:
             assert secret not in seen, "an upstream secret or token reached a client"
             assert secret not in logs, "an upstream secret or token was logged"
@@ -166,7 +167,8 @@ def deployment(tmp: Path, upstream_options: list[str], client_id: str, secret: s
         options = ["tests/helpers/facade_server.py", *upstream_options, "--oauth-client-id", client_id,
                    "--oauth-client-secret-file", str(secret_file), "--oauth-resource", f"{public}/mcp",
                    "--oauth-scopes", "notes:read", "--backend", redis.url, "--workers", str(workers)]
-        servers = [stack.enter_context(http_server(options, env=env, listen_on=sock)) for sock in sockets]
+        servers = [stack.enter_context(http_server(options, env=env, listen_on=sock, log_level="debug"))
+                   for sock in sockets]
         yield Deployment(public, servers, redis, upstream_authorize, hint_param, secret, github)
 
 
