@@ -26,9 +26,10 @@ class BackendUnavailable(MCPKitError):
 
 
 class StoreLimitExceeded(MCPKitError):
-    """A key-value store refused a write: the value is over its size, or its namespace holds its most keys.
+    """A key-value store refused a write: the value is over its size, or its namespace (or store) is full.
 
-    `limit` names which ("value" or "namespace"), `bound` the number it is over (bytes or keys).
+    `limit` names which ("value", "namespace", or "store": the in-memory store's values that are never
+    evicted), `bound` the number it is over (bytes or keys).
     """
 
     def __init__(self, message: str, *, limit: str, bound: int) -> None:
@@ -118,7 +119,10 @@ class KeyValueStore(Protocol):
     """Small values (bytes) by (namespace, key), each with its own TTL; a namespace is cleared at once.
 
     Bounded: a value over `max_value` bytes, or a new key in a namespace already holding `max_keys`
-    live keys, raises `StoreLimitExceeded` and stores nothing.
+    live keys, raises `StoreLimitExceeded` and stores nothing. A store that forgets values to make room
+    (the in-memory one) never forgets one written with `evictable=False`: past its own bound for those it
+    refuses the write instead (`StoreLimitExceeded`, limit "store"), so nothing a caller relies on (a
+    refresh token's family, a signing key) disappears silently.
     """
 
     async def kv_get(self, namespace: str, key: str) -> bytes | None:
@@ -126,7 +130,8 @@ class KeyValueStore(Protocol):
         ...
 
     async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS,
+                     evictable: bool = True) -> bool:
         """Store `value` for `ttl` seconds; with `only_new`, only when `key` holds no live value (a claim, a
         lock). Whether it was stored."""
         ...

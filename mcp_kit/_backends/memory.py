@@ -5,7 +5,11 @@ stays in the process's own objects (the session table, event streams, the subscr
 The methods below exist so code written against `Backend` runs unchanged on one process.
 Token buckets and the key-value store do hold state here, bounded: at most `MAX_BUCKETS`
 buckets and `MAX_ENTRIES` values (`MAX_BYTES` in all), the least recently used forgotten first
-(a forgotten bucket is full again). `clock` (seconds, monotonic) is what they measure time with.
+(a forgotten bucket is full again). Values written with `evictable=False` (the OAuth facade's
+registrations, grants, refresh-token families, its signing key) are never forgotten to make room:
+they are kept apart, at most `MAX_KEPT_ENTRIES` (`MAX_KEPT_BYTES` in all), and a write past that is
+refused with `StoreLimitExceeded` (limit "store") once expired ones have made what room they can.
+`clock` (seconds, monotonic) is what they measure time with.
 
 Must not import anything of mcp_kit outside `backends`.
 """
@@ -24,6 +28,7 @@ from .base import (
     DEFAULT_MAX_VALUE_BYTES,
     BusHandler,
     InvalidationHandler,
+    StoreLimitExceeded,
     Take,
     check_value,
     namespace_full,
@@ -32,6 +37,9 @@ from .base import (
 MAX_BUCKETS = 100_000
 MAX_ENTRIES = 10_000
 MAX_BYTES = 64 * 1024 * 1024
+MAX_KEPT_ENTRIES = 100_000  # values that are never evicted (evictable=False): past these, writes are refused
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+KEPT_SWEEP_INTERVAL = 1.0  # seconds between two sweeps of expired kept values while the kept store is full
 
 
 class MemoryBackend:
@@ -48,8 +56,11 @@ class MemoryBackend:
         self.clock: Callable[[], float] = time.monotonic
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # name -> (tokens, at)
         self._values: OrderedDict[tuple[str, str], tuple[float, bytes]] = OrderedDict()  # -> (expires at, value)
-        self._keys: dict[str, set[str]] = {}  # namespace -> its keys
+        self._kept: dict[tuple[str, str], tuple[float, bytes]] = {}  # evictable=False: -> (expires at, value)
+        self._keys: dict[str, set[str]] = {}  # namespace -> its keys (evictable or not)
         self._bytes = 0
+        self._kept_bytes = 0
+        self._next_kept_sweep = 0.0
 
     async def start(self) -> None:
         return None
@@ -115,28 +126,36 @@ class MemoryBackend:
     # ------------------------------------------------------------------ key-value store
 
     async def kv_get(self, namespace: str, key: str) -> bytes | None:
-        entry = self._values.get((namespace, key))
+        entry = self._values.get((namespace, key)) or self._kept.get((namespace, key))
         if entry is None:
             return None
         if entry[0] <= self.clock():
             self._drop(namespace, key)
             return None
-        self._values.move_to_end((namespace, key))
+        if (namespace, key) in self._values:
+            self._values.move_to_end((namespace, key))
         return entry[1]
 
     async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS,
+                     evictable: bool = True) -> bool:
         check_value(namespace, key, value, max_value)
         if only_new and await self.kv_get(namespace, key) is not None:
             return False
         keys = self._keys.get(namespace, set())
         if key not in keys and len(keys) >= max_keys:
             now = self.clock()
-            for stale in [k for k in keys if self._values[namespace, k][0] <= now]:
+            for stale in [k for k in keys if self._entry(namespace, k)[0] <= now]:
                 self._drop(namespace, stale)
             if len(self._keys.get(namespace, ())) >= max_keys:
                 raise namespace_full(namespace, max_keys)
         self._drop(namespace, key)
+        if not evictable:
+            self._make_kept_room(len(value))
+            self._kept[namespace, key] = (self.clock() + ttl, value)
+            self._keys.setdefault(namespace, set()).add(key)
+            self._kept_bytes += len(value)
+            return True
         self._values[namespace, key] = (self.clock() + ttl, value)
         self._keys.setdefault(namespace, set()).add(key)
         self._bytes += len(value)
@@ -144,6 +163,25 @@ class MemoryBackend:
             (old_namespace, old_key), _ = next(iter(self._values.items()))
             self._drop(old_namespace, old_key)
         return True
+
+    def _entry(self, namespace: str, key: str) -> tuple[float, bytes]:
+        return self._values.get((namespace, key)) or self._kept[namespace, key]
+
+    def _make_kept_room(self, size: int) -> None:
+        """Room for one more kept value of `size` bytes, from expired ones; StoreLimitExceeded when there is none."""
+        def full() -> bool:
+            return len(self._kept) >= MAX_KEPT_ENTRIES or self._kept_bytes + size > MAX_KEPT_BYTES
+
+        now = self.clock()
+        if full() and now >= self._next_kept_sweep:
+            self._next_kept_sweep = now + KEPT_SWEEP_INTERVAL
+            for namespace, key in [k for k, (expires, _) in self._kept.items() if expires <= now]:
+                self._drop(namespace, key)
+        if full():
+            raise StoreLimitExceeded(f"the in-memory store already keeps {len(self._kept)} values that are never "
+                                     f"evicted ({self._kept_bytes} bytes; at most {MAX_KEPT_ENTRIES} values, "
+                                     f"{MAX_KEPT_BYTES} bytes); let some expire, or use a Redis backend",
+                                     limit="store", bound=MAX_KEPT_ENTRIES)
 
     async def kv_take(self, namespace: str, key: str) -> bytes | None:
         value = await self.kv_get(namespace, key)
@@ -159,9 +197,13 @@ class MemoryBackend:
 
     def _drop(self, namespace: str, key: str) -> None:
         entry = self._values.pop((namespace, key), None)
-        if entry is None:
-            return
-        self._bytes -= len(entry[1])
+        if entry is not None:
+            self._bytes -= len(entry[1])
+        else:
+            entry = self._kept.pop((namespace, key), None)
+            if entry is None:
+                return
+            self._kept_bytes -= len(entry[1])
         keys = self._keys[namespace]
         keys.discard(key)
         if not keys:

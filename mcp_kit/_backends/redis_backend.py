@@ -417,7 +417,9 @@ class RedisBackend:
         return bytes(data) if data is not None else None
 
     async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
-                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS) -> bool:
+                     max_value: int = DEFAULT_MAX_VALUE_BYTES, max_keys: int = DEFAULT_MAX_KEYS,
+                     evictable: bool = True) -> bool:
+        # `evictable` changes nothing: Redis keeps a value until its TTL (its default maxmemory-policy evicts nothing)
         check_value(namespace, key, value, max_value)
         ttl_ms = max(1, int(ttl * 1000))
         stored = int(await self._op("write value", self._kv_set(keys=self._kv_keys(namespace),

@@ -506,21 +506,12 @@ class AuthorizationFacade:
 
     async def _code_grant(self, client: dict[str, Any], form: dict[str, str]) -> dict[str, Any]:
         code = form.get("code", "")
-        if not code:
-            raise OAuthRefusal("invalid_request", "code is missing")
-        key = digest(code)
-        record = await self.store.take("code", key)
         client_id = client["client_id"]
-        if record is None:
-            used = await self.store.get("code-used", key)
-            if used is not None:
-                await self._revoke_grant(used["grant"], "code_replay", client_id=client_id)
-                raise OAuthRefusal("invalid_grant", "this authorization code was already used; every token it "
-                                                    "gave is revoked")
-            self.audit("token", "refused", client_id=client_id, grant_type="authorization_code",
-                       error="invalid_grant", reason="unknown or expired code")
-            raise OAuthRefusal("invalid_grant", "the authorization code is unknown or expired")
-        await self.store.put("code-used", key, {"grant": record["grant"]}, max(600.0, 10 * self.config.code_ttl))
+        record = await self._take_once("code", "code-used", code, client_id, what="authorization code",
+                                       reuse="code_replay", step="token", param="code",
+                                       grant_type="authorization_code")
+        await self.store.put("code-used", digest(code), {"grant": record["grant"]},
+                             max(600.0, 10 * self.config.code_ttl))
         problem = None
         if record["client_id"] != client_id:
             problem = "the authorization code was issued to another client"
@@ -533,47 +524,58 @@ class AuthorizationFacade:
         if problem is not None:
             await self._revoke_grant(record["grant"], "code_refused", client_id=client_id, problem=problem)
             raise OAuthRefusal("invalid_grant", problem)
-        self._check_resource(form.get("resource"))
-        grant = await self.store.get("grant", record["grant"])
-        if grant is None:
-            raise OAuthRefusal("invalid_grant", "the authorization was revoked")
-        await self.store.put("grant", record["grant"], grant, self.config.refresh_token_ttl)
-        answer = await self._issue(record["grant"], grant, record["scopes"], client)
-        self.audit("token", client_id=client_id, grant_type="authorization_code", user=grant["sub"],
-                   scopes=record["scopes"], grant=_short(record["grant"]))
-        return answer
+        return await self._tokens_for(record["grant"], client, record["scopes"], form, "token",
+                                      grant_type="authorization_code")
 
     async def _refresh_grant(self, client: dict[str, Any], form: dict[str, str]) -> dict[str, Any]:
-        token = form.get("refresh_token", "")
-        if not token:
-            raise OAuthRefusal("invalid_request", "refresh_token is missing")
-        key = digest(token)
-        record = await self.store.take("refresh", key)
         client_id = client["client_id"]
-        if record is None:
-            family = await self.store.get("refresh-family", key)
-            if family is not None:
-                await self._revoke_grant(family["grant"], "refresh_reuse", client_id=client_id)
-                raise OAuthRefusal("invalid_grant", "this refresh token was already used; the authorization it "
-                                                    "belongs to is revoked")
-            self.audit("refresh", "refused", client_id=client_id, error="invalid_grant", reason="unknown token")
-            raise OAuthRefusal("invalid_grant", "the refresh token is unknown or expired")
+        record = await self._take_once("refresh", "refresh-family", form.get("refresh_token", ""), client_id,
+                                       what="refresh token", reuse="refresh_reuse", step="refresh",
+                                       param="refresh_token")
         if record["client_id"] != client_id:
             await self._revoke_grant(record["grant"], "refresh_other_client", client_id=client_id)
             raise OAuthRefusal("invalid_grant", "the refresh token was issued to another client")
-        grant = await self.store.get("grant", record["grant"])
-        if grant is None:
-            raise OAuthRefusal("invalid_grant", "the authorization was revoked")
         scopes = record["scopes"]
         if form.get("scope"):
             asked = sorted(parse_scopes(form["scope"]))
             if any(s not in scopes for s in asked):
                 raise OAuthRefusal("invalid_scope", "a refresh can only narrow the scopes granted")
             scopes = [s for s in scopes if s in asked]
+        return await self._tokens_for(record["grant"], client, scopes, form, "refresh")
+
+    async def _take_once(self, kind: str, spent_kind: str, secret: str, client_id: str, *, what: str, reuse: str,
+                         step: str, param: str, **fields: Any) -> dict[str, Any]:
+        """The one-time record (a code, a refresh token) `secret` names, taken so it serves once.
+
+        One presented again (its `spent_kind` record is still there) revokes the grant it belongs to:
+        whoever presents it second, the legitimate client or a thief, every token of that grant dies.
+        """
+        if not secret:
+            raise OAuthRefusal("invalid_request", f"{param} is missing")
+        key = digest(secret)
+        record = await self.store.take(kind, key)
+        if record is not None:
+            return record
+        spent = await self.store.get(spent_kind, key)
+        if spent is not None:
+            await self._revoke_grant(spent["grant"], reuse, client_id=client_id)
+            raise OAuthRefusal("invalid_grant", f"this {what} was already used; every token of the authorization "
+                                                "it belongs to is revoked")
+        self.audit(step, "refused", client_id=client_id, error="invalid_grant", reason=f"unknown or expired {what}",
+                   **fields)
+        raise OAuthRefusal("invalid_grant", f"the {what} is unknown or expired")
+
+    async def _tokens_for(self, grant_id: str, client: dict[str, Any], scopes: list[str], form: dict[str, str],
+                          step: str, **fields: Any) -> dict[str, Any]:
+        """New tokens of a live grant, which then lives as long as a refresh token (both grant types end here)."""
         self._check_resource(form.get("resource"))
-        await self.store.put("grant", record["grant"], grant, self.config.refresh_token_ttl)
-        answer = await self._issue(record["grant"], grant, scopes, client)
-        self.audit("refresh", client_id=client_id, user=grant["sub"], scopes=scopes, grant=_short(record["grant"]))
+        grant = await self.store.get("grant", grant_id)
+        if grant is None:
+            raise OAuthRefusal("invalid_grant", "the authorization was revoked")
+        await self.store.put("grant", grant_id, grant, self.config.refresh_token_ttl)
+        answer = await self._issue(grant_id, grant, scopes, client)
+        self.audit(step, client_id=client["client_id"], user=grant["sub"], scopes=scopes, grant=_short(grant_id),
+                   **fields)
         return answer
 
     async def _issue(self, grant_id: str, grant: dict[str, Any], scopes: list[str],
@@ -648,7 +650,8 @@ class AuthorizationFacade:
             raise UpstreamTokenUnavailable(f"the caller's {self.config.upstream.name} token expired and cannot be "
                                            "refreshed; they must authorize again")
         lock_ns, lock = self.store.kind("upstream-refresh"), grant_id
-        if not await self.backend.kv_set(lock_ns, lock, b"1", 30.0, only_new=True):  # another process refreshes it
+        taken = await self.backend.kv_set(lock_ns, lock, b"1", 30.0, only_new=True, evictable=False)
+        if not taken:  # another process refreshes it
             for _ in range(50):
                 await anyio.sleep(0.1)
                 fresh = await self.store.get("grant", grant_id)

@@ -11,13 +11,19 @@ TTL, so a flow works whichever process each step lands on (`--backend redis://â€
     code-used:<sha256>           a redeemed code's grant, so a replay revokes what it gave
     grant:<id>                   one user's authorization of one client, with the upstream tokens
     refresh:<sha256 of token>    a refresh token, taken once when it is used (rotation)
-    refresh-used:<sha256>        a used refresh token's grant, so its reuse revokes the grant
+    refresh-family:<sha256>      every refresh token's grant (kept after its use), so its reuse revokes the grant
     consent:<sha256>             a user's remembered approval of a client (the scopes approved)
     signing-key                  the access-token signing key every process uses (kept for years)
 
 Secrets (codes, refresh tokens, state) are stored under their SHA-256, never as keys themselves.
 Imports nothing of mcp_kit: the backend is any object with the key-value methods of `_backends.base`
 (`kv_get`, `kv_set`, `kv_take`, `kv_delete`). Each kind is bounded (`MAX_RECORDS`, `MAX_RECORD_BYTES`).
+
+Every kind but the `cimd` cache is written `evictable=False`: the in-memory backend, which forgets its
+least recently used values to make room, never forgets one of these (a forgotten refresh-token family
+would let a stolen token be reused unnoticed, a forgotten signing key would end every session). It keeps
+them apart within its own bound instead, and past that refuses new ones, which the facade answers with
+503 `temporarily_unavailable` and a logged warning. Redis keeps every record until its TTL.
 """
 
 from __future__ import annotations
@@ -29,11 +35,12 @@ from typing import Any, Protocol
 FOREVER = 10 * 365 * 86400.0  # the TTL of a record that has none of its own (the signing key)
 MAX_RECORDS = 1_000_000  # live records of one kind (clients, grants, refresh tokens, ...)
 MAX_RECORD_BYTES = 64 * 1024
+CACHED_KINDS = frozenset({"cimd"})  # fetched again when forgotten: the only kinds a backend may evict
 
 
 class KeyValueStore(Protocol):
     async def kv_set(self, namespace: str, key: str, value: bytes, ttl: float, *, only_new: bool = False,
-                     max_value: int = ..., max_keys: int = ...) -> bool: ...
+                     max_value: int = ..., max_keys: int = ..., evictable: bool = ...) -> bool: ...
 
     async def kv_get(self, namespace: str, key: str) -> bytes | None: ...
 
@@ -68,7 +75,8 @@ class FacadeStore:
                   only_new: bool = False) -> bool:
         return await self.backend.kv_set(self.kind(kind), key, json.dumps(record).encode(),
                                          FOREVER if ttl is None else ttl, only_new=only_new,
-                                         max_value=MAX_RECORD_BYTES, max_keys=MAX_RECORDS)
+                                         max_value=MAX_RECORD_BYTES, max_keys=MAX_RECORDS,
+                                         evictable=kind in CACHED_KINDS)
 
     async def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return _decoded(await self.backend.kv_get(self.kind(kind), key))

@@ -3,13 +3,16 @@
 A redirect URI one character off, a replayed code (which also revokes what the code gave), a code
 stolen into another client, a missing or wrong PKCE verifier, a refresh token used twice (which
 revokes the whole grant), and the ways to skip consent: a consent form posted from another browser,
-without its CSRF token or from another site, a callback whose state this browser never got (an
-attacker's sign-in link), and the confused deputy itself (a malicious client registered after the
-user approved another one gets its own consent page, not a silent redirect).
+without its CSRF token, from another site or followed as a link, a forged remembered-user cookie, a
+callback whose state this browser never got (an attacker's sign-in link), and the confused deputy
+itself (a malicious client registered after the user approved another one gets its own consent page,
+not a silent redirect).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -17,6 +20,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
+from mcp_kit._backends import MemoryBackend
+from mcp_kit._backends import memory as memory_module
+from mcp_kit.auth._facade import _FACADES
 from tests.auth.test_facade import (  # noqa: F401  (fixtures)
     REDIRECT_URI,
     Facade,
@@ -202,6 +208,7 @@ async def test_a_consent_form_posted_from_another_browser_is_refused(
         await victim.get(raw.authorization_url(challenge))  # the victim's browser has a cookie of its own
         forged = await victim.post(action, data={**fields, "decision": "approve"})
         assert forged.status_code == 403 and "did not come from this browser" in forged.text
+        assert "<code>invalid_request</code>" in forged.text
         assert "location" not in forged.headers
         again = await attacker.post(action, data={**fields, "decision": "approve"})
         assert again.status_code == 400 and "already used" in again.text  # a consent form works once
@@ -213,13 +220,16 @@ async def test_a_consent_form_without_its_csrf_token_or_from_another_site_is_ref
     async with httpx.AsyncClient(timeout=30) as browser:
         action, fields = await consent_page_of(browser, raw.authorization_url(challenge))
         no_token = await browser.post(action, data={"pending": fields["pending"], "decision": "approve"})
-        assert no_token.status_code == 403
+        assert no_token.status_code == 403 and "<code>invalid_request</code>" in no_token.text
         action, fields = await consent_page_of(browser, raw.authorization_url(challenge))
         cross_site = await browser.post(action, data={**fields, "decision": "approve"},
                                         headers={"Origin": "https://evil.example"})
         assert cross_site.status_code == 403 and "another site" in cross_site.text
+        assert "<code>invalid_request</code>" in cross_site.text
         skipped = await browser.post(action, data={"decision": "approve"})
-        assert skipped.status_code == 400
+        assert skipped.status_code == 400 and "<code>invalid_request</code>" in skipped.text
+        linked = await browser.get(f"{action}?pending={fields['pending']}&csrf={fields['csrf']}&decision=approve")
+        assert linked.status_code == 405 and "location" not in linked.headers  # a link cannot approve
     assert not any(r["event"] == "oauth.upstream_redirect" for r in facade.audit)
 
 
@@ -241,6 +251,7 @@ async def test_a_callback_this_browser_did_not_start_is_refused(facade: Facade, 
         # ...but the callback lands in a browser that never approved this flow: no state cookie.
         landed = await victim.get(url)
         assert landed.status_code == 400 and "not started in this browser" in landed.text
+        assert "<code>invalid_request</code>" in landed.text
         assert "location" not in landed.headers
         forged = await victim.get(f"{facade.url}/oauth/callback?code=x&state=made-up",
                                   headers={"Cookie": "mcp_oauth_state=made-up"})
@@ -277,3 +288,56 @@ async def test_a_remembered_approval_is_one_users_not_the_next_one_signing_in_in
     assert (await raw.redeem(code, verifier))["access_token"]
     consents = [r for r in facade.audit if r["event"] == "oauth.consent" and r["outcome"] == "approved"]
     assert [r["phase"] for r in consents] == ["before", "after"] and consents[1]["user"] == "zed"
+
+
+async def test_a_forged_remembered_user_cookie_does_not_skip_consent(
+        facade: Facade, raw: RawClient) -> None:  # noqa: F811
+    browser = facade.browser("dave")
+    await raw.code(browser)  # dave approved this client; his browser holds a signed cookie naming him
+    real = next(c for c in browser.cookies.jar if c.name == "mcp_oauth_user")
+    payload, mac = real.value.rsplit(".", 1)
+    until = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))[1]
+    other = base64.urlsafe_b64encode(json.dumps(["dave", until + 1]).encode()).decode().rstrip("=")
+    for forged in (f"{other}.{mac}", f"{payload}.{'0' * len(mac)}", "made-up"):  # a longer life, a made-up MAC
+        verifier, challenge = pkce()
+        async with httpx.AsyncClient(timeout=30, cookies={"mcp_oauth_user": forged}) as attacker:
+            page = await attacker.get(raw.authorization_url(challenge))
+        assert page.status_code == 200 and consent_form(page.text) is not None, forged  # asked, not redirected
+        assert "location" not in page.headers
+    asked = [r["consent"] for r in facade.audit if r["event"] == "oauth.authorize" and r["outcome"] == "ok"]
+    assert asked == ["asked"] * 4
+
+
+# ---------------------------------------------------------------------------------------------- the memory backend
+
+
+def memory_backend_of(facade: Facade) -> MemoryBackend:  # noqa: F811  (the fixture's name)
+    backend = _FACADES[str(facade.config.issuer)].backend
+    assert isinstance(backend, MemoryBackend)
+    return backend
+
+
+async def test_a_flood_of_other_values_does_not_make_the_memory_backend_forget_a_used_refresh_token(
+        facade: Facade, raw: RawClient, tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    backend = memory_backend_of(facade)
+    monkeypatch.setattr(memory_module, "MAX_ENTRIES", 50)
+    rotated = await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert rotated.status_code == 200
+    for index in range(200):  # what else the process keeps (a response cache, tool state) fills the store
+        await backend.kv_set("cache", str(index), b"x" * 100, ttl=3600)
+    reused = await raw.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert reused.json()["error"] == "invalid_grant" and "already used" in reused.json()["error_description"]
+    assert (await call_tool_status(facade, rotated.json()["access_token"])).status_code == 401  # the grant is revoked
+
+
+async def test_when_the_memory_backend_can_keep_no_more_records_the_facade_says_so(
+        facade: Facade, raw: RawClient, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+        caplog: pytest.LogCaptureFixture) -> None:
+    backend = memory_backend_of(facade)
+    monkeypatch.setattr(memory_module, "MAX_KEPT_ENTRIES", len(backend._kept))  # full from now on
+    verifier, challenge = pkce()
+    async with httpx.AsyncClient(timeout=30) as http:
+        answer = await http.get(raw.authorization_url(challenge))
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "2"
+    assert answer.json()["error"] == "temporarily_unavailable"
+    assert "never evicted" in caplog.text and "could not answer GET /authorize" in caplog.text

@@ -5,7 +5,8 @@ consent page, and signs in at the upstream provider as a chosen user.
 (the MCP client's redirect URI, with `code` or `error`). On the facade's consent page it submits
 the form with `approve` (or `deny`); on the way to the upstream provider it adds the parameter
 that test providers read to choose who signs in (`login_hint` for oidc-provider, `login` for the
-GitHub-shaped one). `pages` keeps every consent page seen; `steps` every URL visited.
+GitHub-shaped one). `pages` keeps every consent page seen; `steps` every URL visited. `event_hooks`
+go to its HTTP client (a test spreading every request over several server processes rewrites them there).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import httpx
@@ -48,13 +50,15 @@ class Browser:
     cookies: httpx.Cookies = field(default_factory=httpx.Cookies)  # kept from one authorization to the next
     pages: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+    event_hooks: dict[str, list[Any]] | None = None
 
     def redirect(self) -> CallbackRedirect:
         """This browser as mcp_kit's client's redirect handler."""
         return CallbackRedirect(self.redirect_uri, self.authorize)
 
     async def authorize(self, url: str, max_hops: int = 30) -> str:
-        async with httpx.AsyncClient(timeout=30, follow_redirects=False, cookies=self.cookies) as http:
+        async with httpx.AsyncClient(timeout=30, follow_redirects=False, cookies=self.cookies,
+                                     event_hooks=self.event_hooks) as http:
             try:
                 return await self._walk(http, url, max_hops)
             finally:

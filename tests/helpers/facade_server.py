@@ -5,17 +5,26 @@ multi-process tests (several of these on one Redis, each step of a flow landing 
         --oauth-client-id ID --oauth-client-secret-file FILE --oauth-resource URL --backend redis://...
 
 `USERINFO_URL` (environment) is the provider's user endpoint the `upstream_user` tool calls.
+`GITHUB_LIKE_URL` (environment) points `--oauth-upstream github` at a GitHub-shaped provider on loopback
+(tests.helpers.github_like) instead of github.com: its OAuth endpoints and its `/user` at that URL.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from typing import Any
 
 import httpx
 
 from mcp_kit import Context, MCPServer, add_run_arguments
+from mcp_kit.auth import _facade_presets
+
+if os.environ.get("GITHUB_LIKE_URL"):
+    _github = _facade_presets.github
+    _facade_presets.github = functools.partial(_github, base_url=os.environ["GITHUB_LIKE_URL"],
+                                               api_url=os.environ["GITHUB_LIKE_URL"])
 
 app = MCPServer("facade-process")
 
@@ -39,7 +48,8 @@ async def upstream_user(ctx: Context) -> dict[str, Any]:
     token = await ctx.upstream_token()
     async with httpx.AsyncClient(timeout=30) as http:
         answer = await http.get(os.environ["USERINFO_URL"], headers={"Authorization": token.authorization})
-    return {"sub": answer.json().get("sub"), "pid": os.getpid()}
+    user = answer.json()
+    return {"sub": user.get("sub"), "login": user.get("login"), "pid": os.getpid()}
 
 
 if __name__ == "__main__":

@@ -115,12 +115,13 @@ class ServerURL(str):
 
 @contextlib.contextmanager
 def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path | str = ROOT,
-                listen_on: socket.socket | None = None, ready_timeout: float = 30.0) -> Iterator[ServerURL]:
+                listen_on: socket.socket | None = None, ready_timeout: float = 30.0,
+                log_level: str = "info") -> Iterator[ServerURL]:
     """Run `python ARGS --transport http` on 127.0.0.1 and yield its base URL once it serves.
 
     The server binds port 0 (or serves on `listen_on`, a socket the caller keeps) and logs the
     address it listens on; this waits for that line, then for its first `/healthz` answer. The
-    URL's `log` has every line the server logs (at level info).
+    URL's `log` has every line the server logs (at `log_level`).
     """
     command = [
         sys.executable,
@@ -132,7 +133,7 @@ def http_server(args: list[str], *, env: dict[str, str] | None = None, cwd: Path
         "--port",
         "0",
         "--log-level",
-        "info",
+        log_level,
     ]
     pass_fds: tuple[int, ...] = ()
     env = {**os.environ, **(env or {})}

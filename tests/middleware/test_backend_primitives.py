@@ -88,6 +88,46 @@ async def test_memory_values_are_bounded_in_all(memory: tuple[MemoryBackend, Clo
     assert await backend.kv_get("ns-d", "d") is None and backend._bytes == 4
 
 
+
+async def test_memory_values_written_not_evictable_are_never_forgotten_to_make_room(
+        memory: tuple[MemoryBackend, Clock], monkeypatch: pytest.MonkeyPatch) -> None:
+    backend, clock = memory
+    monkeypatch.setattr(memory_module, "MAX_ENTRIES", 3)
+    await backend.kv_set("oauth:signing-key", "current", b"key", ttl=3600, evictable=False)
+    await backend.kv_set("oauth:refresh-family", "f", b"grant", ttl=10, evictable=False)
+    for key in "abcdefgh":  # a cache filling the store many times over
+        await backend.kv_set("cache", key, b"x", ttl=3600)
+    assert await backend.kv_get("oauth:signing-key", "current") == b"key"
+    assert await backend.kv_get("oauth:refresh-family", "f") == b"grant"
+    assert await backend.kv_get("cache", "a") is None and await backend.kv_get("cache", "h") == b"x"  # these go
+    assert await backend.kv_take("oauth:refresh-family", "f") == b"grant"  # take, delete, clear reach them too
+    assert await backend.kv_get("oauth:refresh-family", "f") is None
+    await backend.kv_set("oauth:refresh-family", "g", b"grant", ttl=10, evictable=False)
+    await backend.kv_clear("oauth:refresh-family")
+    assert await backend.kv_get("oauth:refresh-family", "g") is None and backend._kept_bytes == 3
+
+
+async def test_memory_values_that_are_kept_are_bounded_and_refused_clearly_when_full(
+        memory: tuple[MemoryBackend, Clock], monkeypatch: pytest.MonkeyPatch) -> None:
+    backend, clock = memory
+    monkeypatch.setattr(memory_module, "MAX_KEPT_ENTRIES", 2)
+    await backend.kv_set("oauth:grant", "a", b"1", ttl=10, evictable=False)
+    await backend.kv_set("oauth:grant", "b", b"2", ttl=100, evictable=False)
+    with pytest.raises(StoreLimitExceeded, match="never evicted") as refused:
+        await backend.kv_set("oauth:grant", "c", b"3", ttl=100, evictable=False)
+    assert refused.value.limit == "store" and refused.value.bound == 2
+    assert await backend.kv_get("oauth:grant", "a") == b"1"  # nothing was dropped to make room
+    await backend.kv_set("oauth:grant", "b", b"22", ttl=100, evictable=False)  # an overwrite needs no room
+    await backend.kv_set("cache", "x", b"x", ttl=100)  # the evictable store is not affected
+    clock.now += 20  # "a" expired: it makes room (expired values are swept at most once a second)
+    await backend.kv_set("oauth:grant", "c", b"3", ttl=100, evictable=False)
+    assert await backend.kv_get("oauth:grant", "c") == b"3" and await backend.kv_get("oauth:grant", "b") == b"22"
+    monkeypatch.setattr(memory_module, "MAX_KEPT_BYTES", 6)
+    await backend.kv_delete("oauth:grant", "c")
+    with pytest.raises(StoreLimitExceeded):  # room for one more value, but not for this many bytes
+        await backend.kv_set("oauth:grant", "big", b"12345", ttl=100, evictable=False)
+
+
 @pytest.fixture
 async def two(redis: RedisProcess) -> AsyncIterator[tuple[RedisBackend, RedisBackend]]:
     first, second = RedisBackend(redis.url), RedisBackend(redis.url)
