@@ -37,7 +37,7 @@ def require_nginx() -> str:
     """The nginx path; skips (or fails under MCP_KIT_REQUIRE_NGINX=1) when it is not installed."""
     if NGINX:
         return NGINX
-    reason = "nginx is not installed (apt-get install -y nginx-light); .ci/run installs it"
+    reason = "nginx is not installed (apt-get install -y nginx); .ci/run installs it"
     if os.environ.get("MCP_KIT_REQUIRE_NGINX") == "1":
         pytest.fail(reason + ", and MCP_KIT_REQUIRE_NGINX=1 says these tests must run")
     pytest.skip(reason)
