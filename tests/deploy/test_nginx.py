@@ -54,8 +54,8 @@ def worker_pids(supervisor: int) -> set[int]:
     return {int(pid) for pid in children}
 
 
-def established(port: int) -> dict[int, int]:
-    """Socket inode -> PID of every established TCP connection whose local port is `port`."""
+def established(port: int, pids: set[int]) -> dict[int, int]:
+    """Socket inode -> PID, for each established TCP connection on local `port` that one of `pids` holds."""
     inodes: set[int] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with open(table) as lines:
@@ -64,16 +64,14 @@ def established(port: int) -> dict[int, int]:
                 if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
                     inodes.add(int(fields[9]))
     owners: dict[int, int] = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    for pid in pids:
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")
                 if target.startswith("socket:[") and int(target[8:-1]) in inodes:
-                    owners[int(target[8:-1])] = int(pid)
+                    owners[int(target[8:-1])] = pid
         except OSError:
-            continue  # gone, or not ours to read
+            continue  # a worker that just exited
     return owners
 
 
@@ -148,6 +146,7 @@ async def test_a_stream_resumes_with_last_event_id_after_the_worker_serving_it_i
     the answer written while it was cut off are replayed from Redis. When the resumption lands on the
     worker running the call, killing it would kill the call too: the call is let finish and tried again."""
     upstream = int(workers.rsplit(":", 1)[1])
+    supervisor = workers.process.pid
     killed: int | None = None
     with anyio.fail_after(90):
         async with client() as http, streamable_http_client(f"{proxy.base}/mcp", http_client=http) as (read, write), \
@@ -169,18 +168,18 @@ async def test_a_stream_resumes_with_last_event_id_after_the_worker_serving_it_i
                     answers.append(result.content[0].text)  # type: ignore[union-attr]  # noqa: B023
 
                 async with anyio.create_task_group() as tg:
-                    before = set(established(upstream))
+                    before = set(established(upstream, worker_pids(supervisor)))
                     tg.start_soon(call)
                     await started.wait()
                     runner = int(progress[0][1] or 0)
-                    during = set(established(upstream))
+                    during = set(established(upstream, worker_pids(supervisor)))
                     resumed_on = None
                     with anyio.move_on_after(10):  # the SDK waits the server's `retry` (1 s), then resumes
                         while resumed_on is None:
-                            fresh = {inode: pid for inode, pid in established(upstream).items()
+                            fresh = {inode: pid for inode, pid in established(upstream, worker_pids(supervisor)).items()
                                      if inode not in before | during}
                             resumed_on = next(iter(fresh.values()), None)
-                            await anyio.sleep(0.02)
+                            await anyio.sleep(0.05)
                     if resumed_on is not None and resumed_on != runner:
                         os.kill(resumed_on, signal.SIGKILL)  # a worker our server forked: its supervisor restarts it
                         killed = resumed_on
@@ -194,7 +193,7 @@ async def test_a_stream_resumes_with_last_event_id_after_the_worker_serving_it_i
             assert (await session.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"  # type: ignore[union-attr]
     resumptions = [line for line in proxy.access_log() if line.startswith("GET /mcp ") and '"-"' not in line]
     assert len(resumptions) >= 2, proxy.access_log()  # the first resumption, and the one after the kill
-    assert killed not in worker_pids(workers.process.pid)
+    assert killed not in worker_pids(supervisor)
 
 
 def test_header_and_body_limits_are_the_proxys(proxy: Nginx) -> None:
