@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.redis_support import RedisProcess, redis_server, require_redis
+from tests.helpers.redis_support import STARTED_WORKDIRS, RedisProcess, redis_server, require_redis
 from tests.helpers.support import COVERAGE_VARIABLES
 
 
@@ -31,3 +31,11 @@ def redis() -> Iterator[RedisProcess]:
     require_redis()
     with redis_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_directories_removed() -> Iterator[None]:
+    """Every Redis a test started has had its working directory (/tmp/mcp-kit-redis-*) removed by the end."""
+    yield
+    left = [str(path) for path in STARTED_WORKDIRS if path.exists()]
+    assert not left, f"Redis working directories left behind: {left}"

@@ -1,11 +1,11 @@
 """Starting a server: the transport choice, the command-line options every server shares.
 
     parser = argparse.ArgumentParser()
-    add_run_arguments(parser)        # --transport, --host, --port, --auth-token, --allowed-origin, --log-level
+    add_run_arguments(parser)        # --transport, --host, --port, --auth-token, --allowed-origin, --allowed-host, ...
     app.run_from_args(parser.parse_args())
 
-Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT,
-MCP_AUTH_TOKEN, MCP_ALLOWED_ORIGINS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*: see auth/options.py).
+Each option can also come from the environment (MCP_TRANSPORT, MCP_HOST, MCP_PORT, MCP_AUTH_TOKEN,
+MCP_ALLOWED_ORIGINS and MCP_ALLOWED_HOSTS comma-separated, MCP_LOG_LEVEL, MCP_OAUTH_*: see auth/options.py).
 The request-pipeline options (--tool-timeout, --mask-errors/--no-mask-errors, --max-result-chars,
 --list-by-scope, --log-requests) install the built-in middleware of `mcp_kit.middleware`.
 """
@@ -58,6 +58,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                        help="require 'Authorization: Bearer TOKEN' on HTTP [env MCP_AUTH_TOKEN]")
     group.add_argument("--allowed-origin", action="append", default=_env_list("MCP_ALLOWED_ORIGINS"),
                        help="an Origin allowed to call the HTTP endpoint (repeatable) [env MCP_ALLOWED_ORIGINS]")
+    group.add_argument("--allowed-host", action="append", default=_env_list("MCP_ALLOWED_HOSTS"),
+                       help="a Host header name the HTTP endpoint accepts, e.g. the public name a reverse proxy "
+                            "forwards (repeatable; added to the loopback names when bound to loopback) "
+                            "[env MCP_ALLOWED_HOSTS]")
     group.add_argument("--json-response", action="store_true", default=env("MCP_JSON_RESPONSE", "") == "1",
                        help="answer Streamable HTTP POSTs with JSON instead of an SSE stream [env MCP_JSON_RESPONSE=1]")
     group.add_argument("--max-sessions", type=int, default=int(env("MCP_MAX_SESSIONS", "1000")),
@@ -216,7 +220,8 @@ def http_options_from_args(args: argparse.Namespace) -> HttpOptions:
 
 def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
     return HttpOptions(host=args.host, port=args.port, auth_token=None if auth is not None else args.auth_token,
-                       auth=auth, allowed_origins=tuple(args.allowed_origin or ()), json_response=args.json_response,
+                       auth=auth, allowed_origins=tuple(args.allowed_origin or ()),
+                       allowed_hosts=tuple(getattr(args, "allowed_host", None) or ()), json_response=args.json_response,
                        max_sessions=args.max_sessions, session_ttl=args.session_ttl,
                        max_connections=args.max_connections, body_timeout=args.body_timeout,
                        listen_fd=getattr(args, "listen_fd", None), backend=getattr(args, "backend", None),

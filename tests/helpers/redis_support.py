@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 REDIS_SERVER = shutil.which("redis-server")
+STARTED_WORKDIRS: list[Path] = []  # every server's directory this process made: conftest checks they are gone
 REDIS_CLI = shutil.which("redis-cli")
 
 
@@ -106,6 +107,7 @@ def start_redis(port: int | None = None, *, cluster: bool = False, attempts: int
             if process.poll() is not None:
                 break
             if ping(chosen):
+                STARTED_WORKDIRS.append(workdir)
                 return RedisProcess(chosen, process, workdir)
             time.sleep(0.05)
         if process.poll() is None:

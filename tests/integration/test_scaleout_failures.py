@@ -5,6 +5,7 @@ Each test starts its own Redis and servers (it breaks them on purpose).
 
 from __future__ import annotations
 
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -92,3 +93,4 @@ def test_redis_stopping_gives_clear_errors_within_a_bound_and_service_recovers(r
             assert again.tool(p1, "whoami") == str(p1.process.pid)
         finally:
             back.stop()
+            shutil.rmtree(back.workdir, ignore_errors=True)

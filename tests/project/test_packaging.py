@@ -39,6 +39,7 @@ def test_the_sdist_carries_the_license_and_what_its_tests_need(tmp_path: Path) -
         "tests/ts_sdk",
         "bench/harness",
     } <= {name.rsplit("/", 1)[0] for name in names}
-    missing = sorted(tracked("tests", "examples", "demo", "bench", "bin", "conformance") - names)
+    missing = sorted(tracked("tests", "examples", "demo", "bench", "bin", "conformance", "deploy", "Dockerfile",
+                             ".dockerignore") - names)
     assert missing == []  # every file the tests may open is shipped
     assert not [name for name in names if "node_modules" in name or "__pycache__" in name or ".venv" in name]

@@ -368,3 +368,21 @@ def test_the_legacy_endpoints_and_every_method_sit_behind_the_same_guard(port: i
 def test_healthz_needs_no_allowed_host(port: int) -> None:
     status, received = raw_request(port, "GET", "/healthz", [("Host", "evil.example")])
     assert status == 200 and received.endswith(b'{"status":"ok"}')
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_allowed_host_adds_a_public_name_to_the_loopback_names_of_a_server_behind_a_proxy(how: str) -> None:
+    # a reverse proxy on the same machine forwards the public name in Host to a server bound to loopback
+    args, env = (["--allowed-host", "mcp.example.test"], {}) if how == "option" else \
+        ([], {"MCP_ALLOWED_HOSTS": "other.example.test, mcp.example.test"})
+    with http_server(["examples/demo_server.py", *args], env=env) as base:
+        port = int(base.rsplit(":", 1)[1])
+        assert discover(port, [("Host", "mcp.example.test")])[0] == 200
+        assert discover(port, [("Host", f"MCP.example.test:{port}")])[0] == 200
+        assert discover(port, [("Host", f"127.0.0.1:{port}")])[0] == 200  # the loopback names stay
+        assert discover(port, [("Host", "mcp.example.test.evil.example")])[0] == 403
+
+
+def test_without_allowed_host_a_proxied_public_name_is_refused(port: int) -> None:
+    status, received = discover(port, [("Host", "mcp.example.test")])
+    assert status == 403 and b"Host header not allowed" in received
