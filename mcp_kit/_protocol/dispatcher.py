@@ -28,10 +28,10 @@ returns once no request is in flight. Request tasks are plain asyncio tasks: an 
 spawn (a cancel scope per task) costs about 14 us more CPU per request here, against about 2.5 us for
 `loop.create_task`, and the in-flight table already gives each task an owner.
 
-After the answer: `after_answer(fn)`, called while a request's handler runs on the event loop, runs `fn`
-right after that request's answer was handed to the writer (a tool that announces a change reaches its
-thousand subscribers after its own caller has its answer, not before); elsewhere it returns False and the
-caller runs `fn` itself.
+After the answer: `after_answer(fn)`, called from a request's own task, runs `fn` right after that
+request's answer was handed to the writer (a tool that announces a change reaches its thousand subscribers
+after its own caller has its answer, not before), or `AFTER_ANSWER_BOUND` seconds later for a handler still
+running then; elsewhere (another task, a thread) it returns False and the caller runs `fn` itself.
 
 It knows JSON-RPC, not MCP: a handler is `handle_request(request, principal) -> result`.
 Must not import: session, server, transports, or anything MCP.
@@ -70,18 +70,28 @@ from .jsonrpc import (
 logger = logging.getLogger("mcp_kit.dispatcher")
 
 
+AFTER_ANSWER_BOUND = 0.05  # seconds a handler still running may hold back what it deferred
+
+
 class _AfterAnswer:
-    """What runs once the answer of the request whose task holds it was handed to the writer."""
+    """What runs once the answer of the request whose task holds it was handed to the writer (or, for a
+    handler still running, `AFTER_ANSWER_BOUND` seconds after the first call was deferred)."""
 
-    __slots__ = ("calls", "open")
+    __slots__ = ("calls", "open", "task", "timer")
 
-    def __init__(self) -> None:
+    def __init__(self, task: asyncio.Task[Any] | None) -> None:
         self.calls: list[Callable[[], None]] = []
         self.open = True
+        self.task = task
+        self.timer: asyncio.TimerHandle | None = None
 
     def run(self) -> None:
         self.open = False
-        for call in self.calls:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        calls, self.calls = self.calls, []
+        for call in calls:
             try:
                 call()
             except Exception:
@@ -92,18 +102,22 @@ _after_answer: ContextVar[_AfterAnswer | None] = ContextVar("mcp_kit_after_answe
 
 
 def after_answer(fn: Callable[[], None]) -> bool:
-    """Run `fn` once the answer of the request being handled (in this task, on the loop) was handed to the writer.
+    """Run `fn` once the answer of the request being handled (by this very task) was handed to the writer.
 
-    False when there is no such request (not in a handler, its answer already sent, or not on the event
-    loop's thread): the caller runs `fn` itself.
+    A handler still running `AFTER_ANSWER_BOUND` seconds later has its deferred calls run then. False when
+    there is no such request (not in a request's own task, which excludes tasks and threads it started, or
+    its answer already sent): the caller runs `fn` itself.
     """
     pending = _after_answer.get()
     if pending is None or not pending.open:
         return False
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # a worker thread that inherited the context: its caller schedules it
+        if asyncio.current_task() is not pending.task:
+            return False
+    except RuntimeError:  # a worker thread that inherited the context: no loop here
         return False
+    if pending.timer is None:
+        pending.timer = asyncio.get_running_loop().call_later(AFTER_ANSWER_BOUND, pending.run)
     pending.calls.append(fn)
     return True
 
@@ -266,7 +280,7 @@ class Dispatcher:
 
     async def _run(self, request: Request, entry: _InFlight, principal: object | None) -> None:
         """A request's task: run the handler, send the answer (as `_answer` does, inlined: this is the hot path)."""
-        deferred = _AfterAnswer()
+        deferred = _AfterAnswer(asyncio.current_task())
         _after_answer.set(deferred)  # this task's own context (and what the handler starts copies it)
         try:
             if entry.stopped:  # cancelled before it could start

@@ -22,6 +22,8 @@ from mcp_kit._protocol.jsonrpc import encode_message
 pytestmark = pytest.mark.anyio
 
 URI = "bench://counter"
+INIT = json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode()
 
 
 class Log:
@@ -70,8 +72,7 @@ async def served(subscribers: int, times: int = 1) -> Log:
         dispatcher.attach(Session(app, dispatcher))
         for name in range(subscribers):
             app.hub.subscribe_all([f"{URI}/{n}" for n in range(times)], Subscriber(log, name))
-        await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}).encode())
+        await dispatcher.feed_frame(INIT)
         await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                                                 "params": {"name": "bump", "arguments": {"times": times}}}).encode())
         with anyio.fail_after(10):
@@ -101,3 +102,31 @@ async def test_outside_a_request_nothing_is_deferred() -> None:
     ran: list[int] = []
     assert after_answer(lambda: ran.append(1)) is False
     assert ran == []
+
+
+async def test_a_handler_still_running_does_not_hold_its_announcements_back_until_it_ends() -> None:
+    app, log = build(), Log()
+    heard = anyio.Event()
+
+    class Hearing(Subscriber):
+        def resource_updated(self, uri: str) -> None:
+            super().resource_updated(uri)
+            heard.set()
+
+    @app.tool
+    async def announce_then_wait() -> str:
+        """Announce a change, then run until a subscriber has heard of it."""
+        app.notify_resource_updated(f"{URI}/0")
+        await heard.wait()
+        return "heard"
+
+    async with app.running(), Dispatcher(log) as dispatcher:
+        dispatcher.attach(Session(app, dispatcher))
+        app.hub.subscribe(f"{URI}/0", Hearing(log, 0))
+        await dispatcher.feed_frame(INIT)
+        await dispatcher.feed_frame(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                                                "params": {"name": "announce_then_wait", "arguments": {}}}).encode())
+        with anyio.fail_after(10):
+            while ("answer", 8) not in log.entries:
+                await anyio.lowlevel.checkpoint()
+    assert log.entries.index(("updated", (0, f"{URI}/0"))) < log.entries.index(("answer", 8))
