@@ -49,10 +49,21 @@ def servers(trees: dict[str, Path]) -> dict[str, tuple[list[str], dict[str, str]
 
 
 async def window(connections: list[HttpConnection], pid: int, seconds: float, first_id: int) -> dict[str, float]:
+    for conn in connections:  # uvicorn closes a keep-alive connection idle for 5 s (while the others ran)
+        await conn.reopen_if_closed()
     loop = ClosedLoop(time.perf_counter() + seconds, 10_000_000)
     before = procstat.cpu_seconds(pid)
-    await asyncio.gather(*(closed_loop_worker(c, loop, None, first_id + 1_000_000 * i)
-                           for i, c in enumerate(connections)))
+
+    async def worker(conn: HttpConnection, first: int) -> None:
+        while time.perf_counter() < loop.stop_at:
+            try:
+                await closed_loop_worker(conn, loop, None, first)
+            except (ConnectionError, asyncio.IncompleteReadError):  # closed as it went idle: a new one, same session
+                await conn.close()
+                await conn.open()
+            first += 100_000
+
+    await asyncio.gather(*(worker(c, first_id + 1_000_000 * i) for i, c in enumerate(connections)))
     calls = len(loop.latencies)
     return {"cpu_per_call_us": (procstat.cpu_seconds(pid) - before) / calls * 1e6, "calls": calls,
             "calls_per_s": calls / seconds, "payload_bytes": loop.payload_bytes / calls}

@@ -13,6 +13,7 @@ Must not import: session, server, or anything MCP.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -171,7 +172,7 @@ class LiveEventStream:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.headers})
-        lock = anyio.Lock()
+        lock = asyncio.Lock()  # uncontended, it never yields (anyio's does, once per acquire)
         ended_by_client = False
 
         async def disconnect(cancel: anyio.CancelScope) -> None:
