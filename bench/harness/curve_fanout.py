@@ -184,6 +184,7 @@ class Era:
         else:
             self.control.session_id = self.trigger_session
         body = codec.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+        await self.control.reopen_if_closed()  # idle while a slow machine added subscribers: uvicorn closed it
         started = time.perf_counter()
         reply = await self.control.post(body, extra)
         elapsed = (time.perf_counter() - started) * 1000

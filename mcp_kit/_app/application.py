@@ -31,6 +31,7 @@ from .._primitives.prompts import PromptEntry, make_prompt
 from .._primitives.resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .._primitives.tools import ToolRegistry, make_tool
 from .._primitives.transforms import Arg, ToolTransform, transformed_tool
+from .._protocol.dispatcher import after_answer
 from .._protocol.errors import MCPError
 from .._protocol.versions import is_stateless, shape_capabilities, shape_server_info
 from ..skills import EXTENSION_ID as SKILLS_EXTENSION
@@ -575,8 +576,14 @@ class Application:
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to `uri` that it changed (`notifications/resources/updated`).
 
-        Safe to call from the event loop and from any thread (sync tools run in worker threads).
+        Safe to call from the event loop and from any thread (sync tools run in worker threads). Called
+        while a request is handled on the loop, the subscribers are told once its answer is on its way
+        (`dispatcher.after_answer`): fan-out to many never holds up the caller.
         """
+        if not after_answer(lambda: self._resource_updated(uri)):
+            self._resource_updated(uri)
+
+    def _resource_updated(self, uri: str) -> None:
         if self.change_hooks:  # the hooks first (the response cache drops the URI), then the subscribers hear it
             self._on_loop(self._after_changes, "resource", uri, self.hub.publish)
         else:

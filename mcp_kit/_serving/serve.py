@@ -322,9 +322,15 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
     security model).
     """
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from .one_write import one_write_protocol
+
+    protocol = one_write_protocol(AutoHTTPProtocol)  # httptools when installed, else h11: uvicorn's own choice
 
     def config() -> uvicorn.Config:
         return uvicorn.Config(http_app(app, options), host=options.host, port=options.port, log_level=log_level,
+                              http=protocol,
                               access_log=False, lifespan="on", limit_concurrency=options.max_connections,
                               timeout_graceful_shutdown=options.shutdown_grace)
 

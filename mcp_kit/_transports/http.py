@@ -37,7 +37,7 @@ from .._protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, Request, decode
 from .._protocol.versions import ALL_VERSIONS, STATELESS_VERSIONS, carries_envelope
 from .connection import ConnectionFactory
 from .http_admission import Admit
-from .http_common import VERSION_HEADER, accepts, read_message
+from .http_common import HEADERS_KEY, VERSION_HEADER, HTTPRequestLike, LeanRequest, accepts, read_message
 from .http_legacy import LegacySSE
 from .http_options import HttpOptions
 from .http_responses import error_response
@@ -58,7 +58,7 @@ class McpEndpoint:
         self.streamable = StreamableHTTP(table, options, required_scopes, admit)
         self.stateless = StatelessHTTP(table, param_headers, required_scopes, admit)
 
-    async def __call__(self, request: HTTPRequest) -> HTTPResponse:
+    async def __call__(self, request: HTTPRequestLike) -> HTTPResponse:
         started = time.perf_counter()
         record_client_address(request.scope)  # this request's context only (callers.py)
         try:
@@ -67,11 +67,12 @@ class McpEndpoint:
             response = error_response(413, INVALID_REQUEST, str(exc), {"Connection": "close"})
         except BodyTimeout as exc:
             response = error_response(408, INVALID_REQUEST, str(exc), {"Connection": "close"})
-        logger.info("%s /mcp %s %d %.1f ms", request.method, getattr(request.state, "rpc_method", "-"),
-                    response.status_code, (time.perf_counter() - started) * 1000)
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("%s /mcp %s %d %.1f ms", request.method, getattr(request.state, "rpc_method", "-"),
+                        response.status_code, (time.perf_counter() - started) * 1000)
         return response
 
-    async def _route(self, request: HTTPRequest) -> HTTPResponse:
+    async def _route(self, request: HTTPRequestLike) -> HTTPResponse:
         version = request.headers.get(VERSION_HEADER)
         if version in STATELESS_VERSIONS:  # versions.is_stateless / is_known, without a call: the hot path
             return await self.stateless.serve(request)
@@ -93,7 +94,7 @@ class McpEndpoint:
             return await self.streamable.delete(request)
         return HTTPResponse(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
-    async def _post(self, request: HTTPRequest) -> Any:
+    async def _post(self, request: HTTPRequestLike) -> Any:
         if "application/json" not in request.headers.get("content-type", ""):  # http_common.is_json, inlined
             return error_response(415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json")
         if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
@@ -152,7 +153,7 @@ class MCPHttpApp:
 
     async def _mcp(self, scope: Any, receive: Any, send: Any) -> None:
         try:
-            response = await self.endpoint(HTTPRequest(scope, receive))
+            response = await self.endpoint(LeanRequest(scope, receive, scope.get(HEADERS_KEY)))
         except Exception:
             logger.exception("error while serving %s /mcp", scope.get("method"))
             response = error_response(500, INTERNAL_ERROR, "Internal error")

@@ -4,8 +4,8 @@
   HTTP status.
 - `JSONBytesResponse`: an already-encoded JSON body, sent as is.
 - `EventStreamResponse`: one POST's events as SSE, in a single write when the answer is ready at once.
-- `followed_stream`: a long-lived SSE stream (GET, resumption, 2026-07-28 streams), with keep-alive
-  pings and disconnect handling (sse-starlette).
+- `followed_stream` (`LiveEventStream`): a long-lived SSE stream (GET, resumption, 2026-07-28 streams), with
+  keep-alive pings and disconnect handling; pre-framed bytes straight to ASGI `send`, sse-starlette's framing.
 - `Finally`: runs a cleanup when an HTTP exchange ends, however it ends.
 
 Must not import: session, server, or anything MCP.
@@ -13,12 +13,15 @@ Must not import: session, server, or anything MCP.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.datastructures import MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
@@ -131,21 +134,88 @@ class EventStreamResponse:
 
 
 def followed_stream(stream: EventStream, *, start: int = 0, retry_ms: int | None = None,
-                    headers: dict[str, str] | None = None) -> HTTPResponse:
+                    headers: dict[str, str] | None = None) -> Any:
     """A long-lived SSE response following `stream` from absolute position `start`, with keep-alive pings.
 
     A priming event (empty data) carries `retry_ms` when given.
     """
+    return LiveEventStream(stream, start=start, retry_ms=retry_ms, headers=headers)
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        async for event in stream.follow(start):
-            if event.data:
-                yield ServerSentEvent(data=event.data.decode(), id=event.id, event="message")
-            else:  # priming event: empty data, and how long to wait before resuming
-                yield ServerSentEvent(id=event.id, data="", retry=retry_ms)
 
-    return EventSourceResponse(events(), headers={**(headers or {}), "Cache-Control": "no-cache, no-transform"},
-                               ping=KEEP_ALIVE_SECONDS, sep="\n")
+class LiveEventStream:
+    """A long-lived SSE response following `stream` from absolute position `start` (GET, resumption,
+    2026-07-28 streams): what is ready goes out as one pre-framed write straight to ASGI `send`.
+
+    It writes the bytes sse-starlette wrote for the same events (its headers, `\\r\\n`-separated fields, a
+    `: ping - <time>` comment every `ping` seconds without events), with one follower task per stream,
+    no per-event objects, and every event available at once in one write. It ends when the stream
+    finishes, when the server asks (`close_connection`), when the client disconnects, and on server
+    shutdown (sse-starlette's exit signal, which also ends the responses it serves).
+    """
+
+    def __init__(self, stream: EventStream, *, start: int = 0, retry_ms: int | None = None,
+                 headers: dict[str, str] | None = None, ping: float = KEEP_ALIVE_SECONDS) -> None:
+        self.stream = stream
+        self.start = start
+        self.retry_ms = retry_ms
+        self.ping = ping
+        self.status_code = 200
+        self.headers = _sse_head({**(headers or {}), "Cache-Control": "no-cache, no-transform"})
+
+    def frame(self, event: Event) -> bytes:
+        data = event.data
+        if not data:  # the priming event: empty data, and how long to wait before resuming
+            return ServerSentEvent(id=event.id, data="", retry=self.retry_ms).encode()
+        if b"\n" in data or b"\r" in data:  # not one JSON line: sse-starlette's framing splits it
+            return ServerSentEvent(data=data.decode(), id=event.id, event="message").encode()
+        return b"id: " + event.id.encode() + b"\r\nevent: message\r\ndata: " + data + b"\r\n\r\n"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.headers})
+        lock = asyncio.Lock()  # uncontended, it never yields (anyio's does, once per acquire)
+        ended_by_client = False
+
+        async def disconnect(cancel: anyio.CancelScope) -> None:
+            nonlocal ended_by_client
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            ended_by_client = True
+            cancel.cancel()
+
+        async def keep_alive() -> None:
+            while True:
+                await anyio.sleep(self.ping)
+                comment = ServerSentEvent(comment=f"ping - {datetime.now(UTC)}", sep="\n").encode()
+                async with lock:
+                    await send({"type": "http.response.body", "body": comment, "more_body": True})
+
+        async def exit_signal(cancel: anyio.CancelScope) -> None:
+            await EventSourceResponse._listen_for_exit_signal()
+            cancel.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(disconnect, tg.cancel_scope)
+            if self.ping > 0:
+                tg.start_soon(keep_alive)
+            tg.start_soon(exit_signal, tg.cancel_scope)
+            frame = self.frame
+            async for chunk in self.stream.follow_chunks(self.start):
+                body = frame(chunk[0]) if len(chunk) == 1 else b"".join(frame(event) for event in chunk)
+                async with lock:
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+            tg.cancel_scope.cancel()
+        if not ended_by_client:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _sse_head(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    """The headers sse-starlette's `EventSourceResponse` sends with `headers` (the same names, values and order)."""
+    mutable = MutableHeaders()
+    mutable.update(headers)
+    mutable.setdefault("Cache-Control", "no-store")
+    mutable["Connection"] = "keep-alive"
+    mutable["X-Accel-Buffering"] = "no"
+    return [*mutable.raw, (b"content-type", b"text/event-stream; charset=utf-8")]
 
 
 class Finally:

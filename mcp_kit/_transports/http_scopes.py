@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
@@ -30,6 +29,7 @@ from .._protocol.jsonrpc import Request
 from ..auth._principal import STATE_KEY, AccessToken, may_use
 from ..auth._step_up import step_up_of
 from .connection import Served
+from .http_common import HTTPRequestLike
 
 logger = logging.getLogger("mcp_kit.http")
 
@@ -38,7 +38,7 @@ NAMED_BY = {"tools/call": ("name", "Tool"), "prompts/get": ("name", "Prompt"), "
             "resources/subscribe": ("uri", "Resource"), "completion/complete": ("ref", "Completion of")}
 
 
-def caller(request: HTTPRequest) -> AccessToken | None:
+def caller(request: HTTPRequestLike) -> AccessToken | None:
     """The caller's validated access token (None when the app is not behind the OAuth guard).
 
     `principal.access_token_of`, written for the hot path: ASGI state is a dict, and a server
@@ -49,7 +49,7 @@ def caller(request: HTTPRequest) -> AccessToken | None:
     return token if token is not None and isinstance(token, AccessToken) else None
 
 
-def scope_refusal(request: HTTPRequest, principal: AccessToken | None, message: Request,
+def scope_refusal(request: HTTPRequestLike, principal: AccessToken | None, message: Request,
                   required: RequiredScopes | None) -> HTTPResponse | None:
     """A 403 `insufficient_scope` answer when `message` names a primitive the caller lacks scopes for, else None."""
     if principal is None or required is None:
@@ -74,6 +74,6 @@ def scope_refusal(request: HTTPRequest, principal: AccessToken | None, message: 
     return JSONResponse(body, status_code=403, headers={"WWW-Authenticate": step_up.challenge(scopes, description)})
 
 
-def owns(served: Served, request: HTTPRequest) -> bool:
+def owns(served: Served, request: HTTPRequestLike) -> bool:
     """Whether the caller of `request` may use the session `served` (always, for a session opened without OAuth)."""
     return may_use(served.owner, caller(request))

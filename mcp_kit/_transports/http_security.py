@@ -28,6 +28,12 @@ from .._errors import MCPKitError
 from .http_options import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+HEADERS_KEY = "mcp_kit.headers"  # the scope key of the decoded headers the guard leaves for the endpoint
+
+
+def decoded_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """`raw` ASGI headers as a dict; for a repeated name the first value, as Starlette's `Headers.get` reads it."""
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(raw)}
 
 
 @dataclass
@@ -136,7 +142,11 @@ class SecurityMiddleware:
         if scope["type"] != "http" or scope["path"] in self.policy.open_paths:
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        raw = scope["headers"]
+        scope[HEADERS_KEY] = decoded_headers(raw)  # read once: the endpoint takes them from here
+        headers = scope[HEADERS_KEY]
+        if len(headers) < len(raw):  # a repeated name: the checks below read its last value
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw}
         policy = self.policy
         length = headers.get("content-length")
         has_body = (length is not None and length != "0") or "transfer-encoding" in headers
@@ -146,7 +156,7 @@ class SecurityMiddleware:
             host_ok = policy.host_allowed(host)
             if len(self._hosts) < 64:
                 self._hosts[host] = host_ok
-        if not host_ok or (len(headers) < len(scope["headers"]) and policy.allowed_hosts
+        if not host_ok or (len(headers) < len(raw) and policy.allowed_hosts
                            and sum(1 for k, _ in scope["headers"] if k == b"host") > 1):
             await _reject(send, 403, "Forbidden: Host header not allowed (DNS rebinding protection)", has_body)
             return

@@ -25,7 +25,6 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as HTTPResponse
 
@@ -47,7 +46,7 @@ from .._protocol.jsonrpc import (
 from .._protocol.versions import PROTOCOL_VERSION_KEY, STATELESS_VERSIONS, is_stateless
 from .event_streams import EventStream
 from .http_admission import Admit, rate_refusal
-from .http_common import VERSION_HEADER, is_json
+from .http_common import VERSION_HEADER, HTTPRequestLike, is_json
 from .http_responses import Finally, followed_stream, too_busy
 from .http_scopes import RequiredScopes, caller, scope_refusal
 from .http_sessions import SessionTable
@@ -82,7 +81,7 @@ def decode_param_header(value: str) -> str | None:
         return None
 
 
-def check_headers(request: HTTPRequest, message: Request, param_headers: ParamHeaders | None) -> str | None:
+def check_headers(request: HTTPRequestLike, message: Request, param_headers: ParamHeaders | None) -> str | None:
     """Why the headers disagree with the body, or None when they agree."""
     method_header = request.headers.get("mcp-method")
     if method_header is None:
@@ -134,7 +133,7 @@ class StatelessHTTP:
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
         self.admit = admit  # rate limits counted before dispatch (http_admission.py)
 
-    async def serve(self, request: HTTPRequest, decoded: Decoded | None = None) -> HTTPResponse:
+    async def serve(self, request: HTTPRequestLike, decoded: Decoded | None = None) -> HTTPResponse:
         """Serve one stateless-era HTTP request; `decoded` is its body when the endpoint already decoded it."""
         if request.method != "POST":
             return HTTPResponse(status_code=405, headers={"Allow": "POST"})
@@ -173,7 +172,7 @@ class StatelessHTTP:
                 return limited
         return await self._run(request, message, principal)
 
-    async def _run(self, http_request: HTTPRequest, message: Request, principal: object | None = None) -> Any:
+    async def _run(self, http_request: HTTPRequestLike, message: Request, principal: object | None = None) -> Any:
         table = self.table
         if table.full():
             return too_busy()
@@ -207,7 +206,7 @@ class StatelessHTTP:
         return Finally(followed_stream(stream), finish)
 
 
-async def _first_event(stream: EventStream, http_request: HTTPRequest) -> bool:
+async def _first_event(stream: EventStream, http_request: HTTPRequestLike) -> bool:
     """Wait until the stream has an event (True) or the client disconnected first (False)."""
     await anyio.lowlevel.checkpoint()  # a quick handler has answered by now: no watcher needed
     if stream.events or stream.finished:

@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.requests import Request as HTTPRequest
 from starlette.responses import Response as HTTPResponse
 
 from .._backends import Backend, BackendUnavailable
@@ -30,7 +29,7 @@ from ..auth._principal import session_owner
 from .connection import Served
 from .event_streams import EventStream
 from .http_admission import Admit, rate_refusal
-from .http_common import SESSION_HEADER, accepts
+from .http_common import SESSION_HEADER, HTTPRequestLike, accepts
 from .http_options import HttpOptions
 from .http_responses import (
     KEEP_ALIVE_SECONDS,
@@ -60,7 +59,7 @@ class StreamableHTTP:
         self.required_scopes = required_scopes  # OAuth scopes per tool/resource/prompt (http_scopes.py)
         self.admit = admit  # rate limits counted before dispatch (http_admission.py)
 
-    async def _session(self, request: HTTPRequest) -> Served | HTTPResponse:
+    async def _session(self, request: HTTPRequestLike) -> Served | HTTPResponse:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
             return error_response(
@@ -81,7 +80,7 @@ class StreamableHTTP:
             )
         return served
 
-    async def post(self, request: HTTPRequest, decoded: Decoded) -> Any:
+    async def post(self, request: HTTPRequestLike, decoded: Decoded) -> Any:
         """Serve a POST whose body the endpoint decoded (and checked: JSON-RPC, not the stateless envelope)."""
         items = decoded.items if isinstance(decoded, Batch) else [decoded]
         requests = [item for item in items if isinstance(item, Request)]
@@ -166,7 +165,7 @@ class StreamableHTTP:
             stream.followed = True
         return followed_stream(stream, start=start, retry_ms=self.options.retry_ms, headers=headers)
 
-    async def get(self, request: HTTPRequest) -> HTTPResponse:
+    async def get(self, request: HTTPRequestLike) -> HTTPResponse:
         if not accepts(request, "text/event-stream"):
             return error_response(
                 406, INVALID_REQUEST, "Not Acceptable: GET /mcp opens an SSE stream; accept text/event-stream"
@@ -206,7 +205,8 @@ class StreamableHTTP:
         return self._sse_reply(standalone, {}, start=standalone.index_after(None)
                                if not last_event_id else standalone.dropped + len(standalone.events))
 
-    async def _resume_elsewhere(self, request: HTTPRequest, session_id: str, last_event_id: str) -> HTTPResponse | None:
+    async def _resume_elsewhere(self, request: HTTPRequestLike, session_id: str,
+                                last_event_id: str) -> HTTPResponse | None:
         stream_id, _, seq = last_event_id.rpartition("-")
         if not seq.isdigit():
             return None
@@ -230,7 +230,7 @@ class StreamableHTTP:
             sep="\n",
         )
 
-    async def delete(self, request: HTTPRequest) -> HTTPResponse:
+    async def delete(self, request: HTTPRequestLike) -> HTTPResponse:
         found = await self._session(request)
         if isinstance(found, HTTPResponse):
             return found
