@@ -66,14 +66,18 @@ async def connect(
     elicitation: ClientHandler | None = None,
     sampling: ClientHandler | None = None,
     roots: list[dict[str, Any]] | None = None,
+    extensions: dict[str, dict[str, Any]] | None = None,
     initialize: bool = True,
 ) -> AsyncIterator[Client]:
     """Run `app` in memory and yield a client that has completed the initialize handshake.
 
     Passing `elicitation`, `sampling` or `roots` declares that capability and answers the
-    server's requests for it (`roots` is the list returned by `roots/list`).
+    server's requests for it (`roots` is the list returned by `roots/list`); `extensions` is the
+    client's `capabilities.extensions` (id -> settings, SEP-2133).
     """
     capabilities: dict[str, Any] = {}
+    if extensions is not None:
+        capabilities["extensions"] = extensions
     handlers: dict[str, ClientHandler] = {}
     if elicitation is not None:
         capabilities["elicitation"] = {"form": {}}

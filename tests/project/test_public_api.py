@@ -148,6 +148,12 @@ PUBLIC_MODULES = {
         "Timeouts",
         "parse_rate",
     ],
+    "mcp_kit.extensions": [
+        "CORE_METHODS",
+        "Extension",
+        "method",
+        "notification",
+    ],
     "mcp_kit.tasks": [
         "InMemoryTaskStore",
         "STATUSES",
