@@ -148,6 +148,15 @@ PUBLIC_MODULES = {
         "Timeouts",
         "parse_rate",
     ],
+    "mcp_kit.apps": [
+        "EXTENSION_ID",
+        "MIME_TYPE",
+        "PERMISSIONS",
+        "SPEC_VERSION",
+        "Apps",
+        "View",
+        "ui_meta",
+    ],
     "mcp_kit.extensions": [
         "CORE_METHODS",
         "Extension",
