@@ -138,6 +138,7 @@ class Application:
         self.tool_filters: list[Extension] = []
         self.tool_meta_hooks: list[Extension] = []
         self.resource_meta_hooks: list[Extension] = []
+        self.resource_listers: list[Extension] = []
         self.backend: Backend = MemoryBackend()  # ctx.state, rate limits, the response cache; `attached` shares it
         self.state_limits = StateLimits()
         # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
@@ -243,7 +244,8 @@ class Application:
         self.extension_input_rounds.update(extension.input_round_methods)
         for hook, hooks in (("call_tool", self.tool_call_hooks), ("read_resource", self.resource_read_hooks),
                             ("tool_visible", self.tool_filters), ("tool_meta", self.tool_meta_hooks),
-                            ("resource_meta", self.resource_meta_hooks)):
+                            ("resource_meta", self.resource_meta_hooks),
+                            ("listed_resources", self.resource_listers)):
             if overrides(extension, hook):
                 hooks.append(extension)
         return extension
@@ -255,7 +257,7 @@ class Application:
         for name in extension.notifications():
             self.extension_notifications.pop(name, None)
         for hooks in (self.tool_call_hooks, self.resource_read_hooks, self.tool_filters, self.tool_meta_hooks,
-                      self.resource_meta_hooks):
+                      self.resource_meta_hooks, self.resource_listers):
             if extension in hooks:
                 hooks.remove(extension)
 

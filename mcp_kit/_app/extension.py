@@ -167,6 +167,10 @@ class Extension:
         """`_meta` keys this extension adds to the listed resource `uri`, or None."""
         return None
 
+    def listed_resources(self, ctx: Context) -> list[dict[str, Any]]:
+        """Resources `resources/list` shows this request's caller besides the registered ones (definitions)."""
+        return []
+
     # ------------------------------------------------------------------ running
 
     @contextlib.asynccontextmanager

@@ -165,6 +165,8 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
 async def _list_resources(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     version = ctx.protocol_version
     listed = await app.resources.listed()
+    for extension in app.resource_listers:  # what an extension lists for this caller (apps: views for hosts)
+        listed += extension.listed_resources(ctx)
     visible = visible_to(app, ctx)
     if visible is not None:
         listed = [r for r in listed if _resource_visible(app, visible, r.get("uri"))]

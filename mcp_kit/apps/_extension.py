@@ -6,7 +6,8 @@ view that renders its results in `_meta.ui.resourceUri`, and who may call it in 
 ("model", "app", or both: the default). The host declares the extension in its client capabilities
 (`capabilities.extensions["io.modelcontextprotocol/ui"] = {"mimeTypes": [...]}`); a host that does not
 sees the same tools and the same results as without Apps, less the tools only a view may call
-(app-only: hidden from its `tools/list`, unknown to its `tools/call`).
+(app-only: hidden from its `tools/list`, unknown to its `tools/call`) and no views in `resources/list`
+(a `resources/read` of one still answers).
 
 What a view may call back reaches the server through its host as ordinary MCP requests: `tools/call`
 of a tool whose visibility includes "app" (the host refuses the others; app-only tools exist only for
@@ -127,10 +128,6 @@ class Apps(Extension):
         self.views: dict[str, View] = {}
         self.links: dict[str, dict[str, Any]] = {}  # tool name -> its _meta.ui
 
-    def bind(self, app: Any) -> None:
-        super().bind(app)
-        app.resources.listers.append(self._listed)
-
     def settings(self, version: str) -> dict[str, Any] | None:
         return {"mimeTypes": [MIME_TYPE]}
 
@@ -206,8 +203,9 @@ class Apps(Extension):
             return True
         return self.host_supports(ctx)  # app-only: only a host that renders views has them
 
-    def _listed(self) -> list[dict[str, Any]]:
-        return [view.listing() for view in self.views.values()]
+    def listed_resources(self, ctx: Context) -> list[dict[str, Any]]:
+        """The views, for a host that renders them (hosts without Apps list the server's resources as before)."""
+        return [view.listing() for view in self.views.values()] if self.host_supports(ctx) else []
 
     async def read_resource(self, uri: str, ctx: Context) -> dict[str, Any] | None:
         if not uri.startswith("ui://"):

@@ -93,6 +93,7 @@ async def test_a_host_without_apps_gets_todays_results_and_no_app_only_tools() -
     async with connect(plain_server()) as before, connect(app) as host:
         names = [tool["name"] for tool in (await host.request("tools/list", {}))["tools"]]
         assert names == ["forecast", "summary"]
+        assert (await host.request("resources/list", {}))["resources"] == []  # no views to a host without Apps
         today = await before.call_tool("forecast", {"city": "Oslo"})
         assert await host.call_tool("forecast", {"city": "Oslo"}) == today
         with pytest.raises(MCPError):  # app-only: unknown to a host that renders no views

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PUBLIC = [
     "AccessToken",
+    "Apps",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
