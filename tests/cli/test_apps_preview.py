@@ -1,5 +1,6 @@
 """`mcp-kit apps preview`: the host page and the sandbox proxy on two loopback origins, `/rpc` relaying to the
-server as a host that declared MCP Apps, for the host page only (in a browser: tests/integration/test_apps_browser.py)."""
+server as a host that declared MCP Apps, for the host page only (in a browser: tests/integration/test_apps_browser).
+"""
 
 from __future__ import annotations
 
