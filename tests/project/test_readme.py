@@ -26,6 +26,7 @@ CALLS = {
     "stock_level": ({"sku": "AB-1234"}, "7"),
     "build_report": ({"items": 3}, "report over 3 items"),
     "github_login": ({}, "not signed in with GitHub"),
+    "forecast": ({"city": "Oslo"}, "Oslo"),
 }
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCKS = [block for block in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
