@@ -41,7 +41,7 @@ from ..tasks._methods import Tasks
 from ..tasks._store import DEFAULT_MAX_TASKS_PER_CALLER
 from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
-from .extension import CORE_METHODS, EXTENSION_ID, Extension, overrides
+from .extension import CORE_METHODS, CORE_NOTIFICATIONS, EXTENSION_ID, Extension, overrides
 from .pipeline import Call, Middleware, Pipeline, build_pipeline
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -225,21 +225,25 @@ class Application:
         if not EXTENSION_ID.match(extension.id or ""):
             raise ValueError(f"extension id {extension.id!r} is not of the form 'vendor-prefix/name' "
                              "(e.g. 'com.example/greeter')")
-        previous = self.extensions.pop(extension.id, None)
+        methods = dict(extension.methods())
+        notifications = dict(extension.notifications())
+        previous = self.extensions.get(extension.id)
+        replaced = {*previous.methods(), *previous.notifications()} if previous is not None else set()
+        taken = [name for name in methods
+                 if name in CORE_METHODS or (name in self.extension_routes and name not in replaced)]
+        taken += [name for name in notifications
+                  if name in CORE_NOTIFICATIONS or (name in self.extension_notifications and name not in replaced)]
+        if taken:
+            raise ValueError(f"extension {extension.id!r} cannot serve {taken[0]!r}: "
+                             "the core protocol or another extension serves it")
         if previous is not None:
             self._forget(previous)
         extension.bind(self)
-        methods = dict(extension.methods())
-        for name in methods:
-            if name in CORE_METHODS or name in self.extension_routes:
-                self.extensions.pop(extension.id, None)
-                raise ValueError(f"extension {extension.id!r} cannot serve {name!r}: "
-                                 "the core protocol or another extension serves it")
         self.extensions[extension.id] = extension
         for name, handler in methods.items():
             self.extension_routes[name] = _route(handler)
             self.extension_endpoints[name] = _endpoint(handler)
-        self.extension_notifications.update(extension.notifications())
+        self.extension_notifications.update(notifications)
         self.extension_cacheable.update(extension.cacheable)
         self.extension_input_rounds.update(extension.input_round_methods)
         for hook, hooks in (("call_tool", self.tool_call_hooks), ("read_resource", self.resource_read_hooks),

@@ -48,6 +48,11 @@ CORE_METHODS = frozenset({
     "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
     "completion/complete", "server/discover", "subscriptions/listen",
 })
+# The client notifications of the core protocol: no extension may handle them.
+CORE_NOTIFICATIONS = frozenset({
+    "notifications/initialized", "notifications/cancelled", "notifications/progress", "notifications/message",
+    "notifications/roots/list_changed",
+})
 # SEP-2133: a reverse-DNS vendor prefix, a slash, a name.
 EXTENSION_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*/[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 

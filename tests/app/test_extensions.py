@@ -187,6 +187,16 @@ def test_ids_and_method_names_are_checked() -> None:
     with pytest.raises(ValueError, match="tools/call"):
         app.add_extension(Greedy())
     assert app.extension("com.example/greedy") is None
+
+    class Eavesdropper(Extension):
+        id = "com.example/eavesdropper"
+
+        @notification("notifications/initialized")
+        async def initialized(self, params: dict[str, Any], ctx: Context) -> None: ...
+
+    with pytest.raises(ValueError, match="notifications/initialized"):
+        app.add_extension(Eavesdropper())
+    assert app.extension("com.example/eavesdropper") is None
     with pytest.raises(TypeError):
         app.add_extension(object())  # type: ignore[type-var]
 
