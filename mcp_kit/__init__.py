@@ -3,7 +3,8 @@
 The public API is what this module exports, and what these public modules export in their
 `__all__`: `mcp_kit.testing` (an in-memory client for tests), `mcp_kit.auth` (the OAuth resource
 server), `mcp_kit.client` and `mcp_kit.client.oauth` (a client for any MCP server), `mcp_kit.functions`
-(MCP tools for model APIs), `mcp_kit.tasks` and `mcp_kit.skills` (the two extensions' data),
+(MCP tools for model APIs), `mcp_kit.extensions` (write an extension), `mcp_kit.tasks` and `mcp_kit.skills`
+(the two extensions' data), `mcp_kit.apps` (MCP Apps views),
 `mcp_kit.telemetry` (traces, metrics, readiness and JSON logs).
 Everything else is private by name (a leading underscore) and may change in any release;
 tests/project/test_public_api.py pins each `__all__`. Every exception mcp_kit raises derives from
@@ -25,6 +26,7 @@ try:
     from ._serving.serve import add_run_arguments
     from ._serving.server import MCPServer
     from ._telemetry.hooks import current_trace_headers
+    from .apps import Apps
     from .auth._principal import AccessToken
 except ModuleNotFoundError as missing:  # usually the wrong interpreter: say which one to use
     if (missing.name or "").partition(".")[0] == "mcp_kit":
@@ -97,6 +99,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "AccessToken",
     "Arg",
+    "Apps",
     "AssistantMessage",
     "AuditRecord",
     "Audio",

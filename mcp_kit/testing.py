@@ -66,6 +66,7 @@ async def connect(
     elicitation: ClientHandler | None = None,
     sampling: ClientHandler | None = None,
     roots: list[dict[str, Any]] | None = None,
+    extensions: dict[str, dict[str, Any]] | None = None,
     initialize: bool = True,
     stateless: bool = False,
 ) -> AsyncIterator[Client]:
@@ -73,9 +74,12 @@ async def connect(
     2026-07-28 client instead, which sends `server/discover` and then the envelope in every request).
 
     Passing `elicitation`, `sampling` or `roots` declares that capability and answers the
-    server's requests for it (`roots` is the list returned by `roots/list`).
+    server's requests for it (`roots` is the list returned by `roots/list`); `extensions` is the
+    client's `capabilities.extensions` (id -> settings, SEP-2133).
     """
     capabilities: dict[str, Any] = {}
+    if extensions is not None:
+        capabilities["extensions"] = extensions
     handlers: dict[str, ClientHandler] = {}
     if elicitation is not None:
         capabilities["elicitation"] = {"form": {}}

@@ -4,7 +4,8 @@
 `_primitives/tools.py`, `_primitives/resources.py`, `_primitives/prompts.py`, `_primitives/completions.py`), derives
 capabilities and server
 info, fans notifications out to the connected sessions and `subscriptions/listen` streams, keeps
-the audit trail and runs the lifespan. `MCPServer` (`_serving/server.py`) is this plus how to serve it.
+the audit trail, serves its extensions (`extension.py`: tasks, skills and any the user adds) and runs the
+lifespan. `MCPServer` (`_serving/server.py`) is this plus how to serve it.
 
 The session layer depends on this module, never on `_serving/server.py`, so serving (`_serving/serve.py`, the
 transports) can sit above the session without an import cycle. It never touches bytes or
@@ -33,17 +34,18 @@ from .._primitives.tools import ToolRegistry, make_tool
 from .._primitives.transforms import Arg, ToolTransform, transformed_tool
 from .._protocol.dispatcher import after_answer
 from .._protocol.errors import MCPError
-from .._protocol.versions import is_stateless, shape_capabilities, shape_server_info
+from .._protocol.versions import shape_capabilities, shape_server_info
 from ..skills import EXTENSION_ID as SKILLS_EXTENSION
 from ..skills import Skill, SkillCatalog
-from ..tasks import InMemoryTaskStore, TaskSettings, TaskStore
-from ..tasks._runner import TaskRunner
+from ..skills._methods import Skills
+from ..tasks import TaskSettings, TaskStore
+from ..tasks._methods import Tasks
 from ..tasks._store import DEFAULT_MAX_TASKS_PER_CALLER
-from ..tasks._wire import TASKS_EXTENSION
 from .audit import AuditHook, AuditRecord, AuditTrail, JsonLinesAuditLog
 from .context import Context
+from .extension import CORE_METHODS, CORE_NOTIFICATIONS, EXTENSION_ID, Extension, overrides
 from .mounts import KINDS, Mount, check_mountable
-from .pipeline import Middleware, Pipeline, build_pipeline
+from .pipeline import Call, Middleware, Pipeline, build_pipeline
 from .sources import Source
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -52,6 +54,7 @@ logger = logging.getLogger("mcp_kit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 A = TypeVar("A", bound="Application")
+E = TypeVar("E", bound=Extension)
 # Where the built-in middleware sit in the chain, outermost first; the server's own middleware follow them.
 BUILTIN_ORDER = ("telemetry", "request_log", "audit", "rate_limit", "mask_errors", "result_size", "cache", "timeouts")
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[Any]]  # called with the server
@@ -127,13 +130,19 @@ class Application:
         self.audit_hooks: list[AuditHook] = []  # audit hooks: tool calls and resource reads
         self.roots_hooks: list[Callable[[Any], Any]] = []
         self.lifespan_state: Any = None
-        self.max_tasks_per_caller = max_tasks_per_caller
-        self.task_store: TaskStore = (task_store if task_store is not None
-                                      else InMemoryTaskStore(max_tasks_per_caller=max_tasks_per_caller))
-        self.task_store_given = task_store is not None  # False: a shared backend may replace the default store
-        self.task_settings = task_settings or TaskSettings()
-        self.task_runner = TaskRunner(self.task_store, max_running=max_running_tasks)
-        self.skills: SkillCatalog | None = None  # SEP-2640 skills, once add_skills was called
+        # SEP-2133 extensions by id, and what they add at each seam (filled by add_extension)
+        self.extensions: dict[str, Extension] = {}
+        self.extension_routes: dict[str, Callable[[Any, dict[str, Any], Context], Awaitable[Any]]] = {}
+        self.extension_endpoints: dict[str, Callable[[Call], Awaitable[Any]]] = {}
+        self.extension_notifications: dict[str, Callable[[dict[str, Any], Context], Awaitable[None]]] = {}
+        self.extension_cacheable: set[str] = set()
+        self.extension_input_rounds: set[str] = set()
+        self.tool_call_hooks: list[Extension] = []
+        self.resource_read_hooks: list[Extension] = []
+        self.tool_filters: list[Extension] = []
+        self.tool_meta_hooks: list[Extension] = []
+        self.resource_meta_hooks: list[Extension] = []
+        self.resource_listers: list[Extension] = []
         self.backend: Backend = MemoryBackend()  # ctx.state, rate limits, the response cache; `attached` shares it
         self.state_limits = StateLimits()
         # awaited before a change on this process is fanned out: ("resource", uri) or ("list", "tools"|...)
@@ -156,6 +165,9 @@ class Application:
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
+        # tasks are an extension like any other; every application has one, made from the task options
+        self.add_extension(Tasks(task_store, task_settings, max_running=max_running_tasks,
+                                 max_tasks_per_caller=max_tasks_per_caller))
 
     # ------------------------------------------------------------------ registration
 
@@ -204,12 +216,6 @@ class Application:
         if self.tools.remove(name):
             self._list_changed("tools")
 
-    def use_task_store(self, store: TaskStore) -> None:
-        """Keep tasks in `store` from now on (before any task starts): how a shared backend makes a task
-        started on one process visible, cancellable and fetchable on every other."""
-        self.task_store = store
-        self.task_runner.store = store
-
     def add_skills(self, path: Any, *, prefix: str | None = None, strict: bool = True) -> list[Skill]:
         """Serve the Agent Skills under `path` (SEP-2640): every directory with a `SKILL.md` is a skill.
 
@@ -219,19 +225,77 @@ class Application:
         out, logging why). Files are read now (a snapshot); connected clients hear
         `resources/list_changed`. Returns the skills added.
         """
-        if self.skills is None:
-            self.skills = SkillCatalog(page_size=min(self.page_size, 50))
-            self.resources.listers.append(self.skills.resources)
-        added = self.skills.add_directory(path, prefix=prefix, strict=strict)
+        skills = self.extensions.get(SKILLS_EXTENSION)
+        if not isinstance(skills, Skills):
+            skills = Skills(SkillCatalog(page_size=min(self.page_size, 50)))
+            self.add_extension(skills)
+        added = skills.catalog.add_directory(path, prefix=prefix, strict=strict)
         self.skill_sources.append((path, prefix, strict))
         for mount in self.mounted_in:  # the servers this one is mounted in serve its skills too
             mount.parent.add_skills(path, prefix=prefix, strict=strict)
         self._list_changed("resources")
         return added
 
-    def supports_tasks(self) -> bool:
-        """Whether some tool may run as a task (then the tasks capability and methods exist)."""
-        return any(tool.task_support != "forbidden" for tool in self.tools)
+    # ------------------------------------------------------------------ extensions
+
+    def add_extension(self, extension: E) -> E:
+        """Serve `extension` (SEP-2133): its settings in `capabilities.extensions`, its methods and
+        notifications through the method table and the middleware chain, its hooks. Returns it.
+
+        Add extensions before serving. A second extension with the same id replaces the first; a method
+        the core protocol or another extension already serves is a ValueError."""
+        if not isinstance(extension, Extension):
+            raise TypeError(f"add_extension takes an mcp_kit.extensions.Extension, not {type(extension).__name__}")
+        if not EXTENSION_ID.match(extension.id or ""):
+            raise ValueError(f"extension id {extension.id!r} is not of the form 'vendor-prefix/name' "
+                             "(e.g. 'com.example/greeter')")
+        methods = dict(extension.methods())
+        notifications = dict(extension.notifications())
+        previous = self.extensions.get(extension.id)
+        replaced = {*previous.methods(), *previous.notifications()} if previous is not None else set()
+        taken = [name for name in methods
+                 if name in CORE_METHODS or (name in self.extension_routes and name not in replaced)]
+        taken += [name for name in notifications
+                  if name in CORE_NOTIFICATIONS or (name in self.extension_notifications and name not in replaced)]
+        if taken:
+            raise ValueError(f"extension {extension.id!r} cannot serve {taken[0]!r}: "
+                             "the core protocol or another extension serves it")
+        if previous is not None:
+            self._forget(previous)
+        extension.bind(self)
+        self.extensions[extension.id] = extension
+        for name, handler in methods.items():
+            self.extension_routes[name] = _route(handler)
+            self.extension_endpoints[name] = _endpoint(handler)
+        self.extension_notifications.update(notifications)
+        self.extension_cacheable.update(extension.cacheable)
+        self.extension_input_rounds.update(extension.input_round_methods)
+        for hook, hooks in (("call_tool", self.tool_call_hooks), ("read_resource", self.resource_read_hooks),
+                            ("tool_visible", self.tool_filters), ("tool_meta", self.tool_meta_hooks),
+                            ("resource_meta", self.resource_meta_hooks),
+                            ("listed_resources", self.resource_listers)):
+            if overrides(extension, hook):
+                hooks.append(extension)
+        return extension
+
+    def _forget(self, extension: Extension) -> None:
+        for name in extension.methods():
+            self.extension_routes.pop(name, None)
+            self.extension_endpoints.pop(name, None)
+        for name in extension.notifications():
+            self.extension_notifications.pop(name, None)
+        for hooks in (self.tool_call_hooks, self.resource_read_hooks, self.tool_filters, self.tool_meta_hooks,
+                      self.resource_meta_hooks, self.resource_listers):
+            if extension in hooks:
+                hooks.remove(extension)
+
+    def extension(self, extension_id: str) -> Extension | None:
+        """The extension with `extension_id` this application serves, or None."""
+        return self.extensions.get(extension_id)
+
+    def extension_reads(self, uri: str) -> bool:
+        """Whether an extension answers `resources/read` of `uri` itself (skills: `skill://`)."""
+        return any(each.owns_uri(uri) for each in self.resource_read_hooks)
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Register a resource; a URI with `{variables}` registers a template.
@@ -549,20 +613,19 @@ class Application:
         caps: dict[str, Any] = {"logging": {}}
         if len(self.tools):
             caps["tools"] = {"listChanged": True}
-        if self.resources or self.skills is not None:
+        if self.resources:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}
         if self.completions:
             caps["completions"] = {}
         extensions: dict[str, Any] = {}
-        if self.supports_tasks():
-            if version == "2025-11-25":  # experimental tasks of the core protocol
-                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-            elif is_stateless(version):  # the io.modelcontextprotocol/tasks extension (SEP-2663)
-                extensions[TASKS_EXTENSION] = {}
-        if self.skills is not None and (version == "2025-11-25" or is_stateless(version)):
-            extensions[SKILLS_EXTENSION] = {"directoryRead": True}
+        for extension in self.extensions.values():
+            for key, value in extension.server_capabilities(version).items():
+                caps[key] = {**caps[key], **value} if isinstance(caps.get(key), dict) else value
+            settings = extension.settings(version)
+            if settings is not None:
+                extensions[extension.id] = settings
         if extensions:
             caps["extensions"] = extensions
         return shape_capabilities(caps, version)
@@ -685,18 +748,36 @@ class Application:
                     await stack.enter_async_context(mount.child.running())
                 async with anyio.create_task_group() as tg:
                     self.hub.attach(tg)
-                    self.task_runner.attach(tg)
                     try:
-                        yield self
+                        async with contextlib.AsyncExitStack() as extensions:
+                            for extension in list(self.extensions.values()):
+                                await extensions.enter_async_context(extension.running(tg))
+                            yield self
                     finally:
                         self.hub.attach(None)
-                        self.task_runner.attach(None)
-                        await self.task_runner.shutdown()
                         tg.cancel_scope.cancel()
         finally:
             self._running = 0
             self._loop = None
             self.executors.shutdown()
+
+
+def _route(handler: Callable[[dict[str, Any], Context], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """An extension's handler as a route of the method table: `route(app, params, ctx)`."""
+
+    def route(app: Any, params: dict[str, Any], ctx: Context) -> Awaitable[Any]:
+        return handler(params, ctx)
+
+    return route
+
+
+def _endpoint(handler: Callable[[dict[str, Any], Context], Awaitable[Any]]) -> Callable[[Call], Awaitable[Any]]:
+    """What answers a `Call` of an extension's method at the end of the middleware chain."""
+
+    def answer(call: Call) -> Awaitable[Any]:
+        return handler(call.params, call.ctx)
+
+    return answer
 
 
 def _bind(middleware: Middleware, app: Application) -> None:

@@ -151,7 +151,7 @@ class AuditTrail(Middleware):
 
     async def on_read_resource(self, call: Call, call_next: CallNext) -> Any:
         uri = call.uri
-        if uri is None or (self.app.skills is not None and uri.startswith("skill://")):
+        if uri is None or self.app.extension_reads(uri):  # an extension answers it (skills: skill://)
             return await call_next(call)
         started = time.perf_counter()
         subject = audit_subject(call.principal)

@@ -35,8 +35,6 @@ from .._primitives.resources import read_resource
 from .._primitives.tools import call_tool
 from .._protocol.errors import InsufficientScopeError, ResourceNotFound, invalid_params, scope_refusal
 from .._protocol.versions import shape_metadata, shape_tool_result
-from ..skills._methods import SKILL_ROUTES, read_skill_file
-from ..tasks._methods import TASK_ROUTES, call_tool_as_task, refuse_task_param
 from .application import Application
 from .context import Context
 from .pipeline import Call
@@ -110,8 +108,33 @@ def visible_to(app: Application, ctx: Context) -> Callable[[Any], bool] | None:
     return lambda entry: not entry.scopes or not principal.missing(entry.scopes)
 
 
+def tool_visible_to(app: Application, ctx: Context) -> Callable[[Any], bool] | None:
+    """`visible_to` for tools, and every extension's `tool_visible` (None when every tool is shown)."""
+    by_scope = visible_to(app, ctx)
+    filters = app.tool_filters
+    if not filters:
+        return by_scope
+
+    def visible(tool: Any) -> bool:
+        return (by_scope is None or by_scope(tool)) and all(each.tool_visible(tool, ctx) for each in filters)
+
+    return visible
+
+
 async def _list_tools(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    return app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size, visible_to(app, ctx))
+    result = app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size, tool_visible_to(app, ctx))
+    if app.tool_meta_hooks:  # extensions add _meta keys to the definitions (copies: the registry caches them)
+        result["tools"] = [_with_tool_meta(app, definition) for definition in result["tools"]]
+    return result
+
+
+def _with_tool_meta(app: Application, definition: dict[str, Any]) -> dict[str, Any]:
+    tool = app.tools.get(definition["name"])
+    for each in app.tool_meta_hooks:
+        extra = each.tool_meta(tool)
+        if extra:
+            definition = {**definition, "_meta": {**(definition.get("_meta") or {}), **extra}}
+    return definition
 
 
 async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> Any:
@@ -119,7 +142,7 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
     if not isinstance(name, str):
         raise invalid_params("tools/call needs 'name' (a string)")
     tool = app.tools.get(name)
-    visible = visible_to(app, ctx)
+    visible = tool_visible_to(app, ctx)
     if visible is not None and (tool is None or not visible(tool)):  # hidden: exactly as if it did not exist
         raise app.tools.unknown_tool(name, [each.name for each in app.tools if visible(each)])
     if tool is None:
@@ -131,12 +154,10 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
         missing = ctx.principal.missing(tool.scopes)
         if missing:
             return shape_tool_result(error_result(scope_refusal(f"Tool '{name}'", missing)), ctx.protocol_version)
-    if tool.task_support != "forbidden":  # may run as a task: decided per era and request (tasks/_methods.py)
-        answered = await call_tool_as_task(app, tool, arguments, params, ctx)
+    for extension in app.tool_call_hooks:  # an extension may answer the call itself (tasks: as a task)
+        answered = await extension.call_tool(tool, arguments, params, ctx)
         if answered is not None:
             return answered
-    elif "task" in params:  # 2025-11-25 asks for a task this tool cannot be: -32601 there
-        refuse_task_param(tool, params, ctx)
     result = await call_tool(tool, arguments, ctx, crash=app.pipeline is not None)
     return shape_tool_result(result, ctx.protocol_version)
 
@@ -144,10 +165,18 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
 async def _list_resources(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     version = ctx.protocol_version
     listed = await app.resources.listed()
+    for extension in app.resource_listers:  # what an extension lists for this caller (apps: views for hosts)
+        listed += extension.listed_resources(ctx)
     visible = visible_to(app, ctx)
     if visible is not None:
         listed = [r for r in listed if _resource_visible(app, visible, r.get("uri"))]
     items = [shape_metadata(r, version) for r in listed]
+    if app.resource_meta_hooks:  # extensions add _meta keys to the listed resources
+        for index, item in enumerate(items):
+            for each in app.resource_meta_hooks:
+                extra = each.resource_meta(str(item.get("uri")))
+                if extra:
+                    item = items[index] = {**item, "_meta": {**(item.get("_meta") or {}), **extra}}
     return _page("resources", items, params, app.page_size)
 
 
@@ -166,8 +195,10 @@ async def _list_templates(app: Application, params: dict[str, Any], ctx: Context
 
 async def _read_resource(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     uri = uri_param(params)
-    if app.skills is not None and uri.startswith("skill://"):
-        return read_skill_file(app.skills, uri, ctx)
+    for extension in app.resource_read_hooks:  # an extension may answer the read itself (skills: skill://)
+        answered = await extension.read_resource(uri, ctx)
+        if answered is not None:
+            return answered
     visible = visible_to(app, ctx)
     if visible is not None and not _resource_visible(app, visible, uri):
         raise ResourceNotFound(uri)
@@ -242,10 +273,7 @@ ROUTES: dict[str, Route] = {
     "prompts/list": sourced("prompts/list", _list_prompts),
     "prompts/get": sourced("prompts/get", _get_prompt),
     "completion/complete": sourced("completion/complete", _complete),
-    **TASK_ROUTES,
-    **SKILL_ROUTES,
 }
-
 
 
 def _endpoint(route: Route) -> Callable[[Call], Awaitable[Any]]:
@@ -258,8 +286,19 @@ def _endpoint(route: Route) -> Callable[[Call], Awaitable[Any]]:
 # What answers a `Call` of each route at the end of the middleware chain (built once).
 ENDPOINTS: dict[str, Callable[[Call], Awaitable[Any]]] = {method: _endpoint(route) for method, route in ROUTES.items()}
 
-# Methods whose handlers may ask the client mid-call (2026-07-28: through input-required rounds).
+# Methods whose handlers may ask the client mid-call (2026-07-28: through input-required rounds); an
+# extension adds its own (`Application.extension_input_rounds`).
 INPUT_ROUND_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-# Methods whose complete results carry cache hints in 2026-07-28.
-CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
-                       "skills/list", "skills/get", "resources/directory/read"})
+# Methods whose complete results carry cache hints in 2026-07-28 (and `Application.extension_cacheable`).
+CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"})
+
+
+def route_of(app: Application, method: str) -> tuple[Route, Callable[[Call], Awaitable[Any]]] | None:
+    """The route of `method` and what answers its `Call`: a core method's, else an extension's; None: unknown."""
+    route = ROUTES.get(method)
+    if route is not None:
+        return route, ENDPOINTS[method]
+    route = app.extension_routes.get(method)
+    if route is not None:
+        return route, app.extension_endpoints[method]
+    return None

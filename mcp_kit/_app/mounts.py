@@ -28,6 +28,8 @@ import re
 from typing import Any
 
 from .._errors import MCPKitError
+from ..skills import EXTENSION_ID as SKILLS
+from ..tasks._wire import TASKS_EXTENSION as TASKS
 
 Application = Any  # `application.Application`, which imports this module
 
@@ -50,6 +52,10 @@ def check_mountable(parent: Application, child: Application, namespace: str | No
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives, "
                          "not registered ones; to serve several upstreams as one, give MCPServer.proxy a client "
                          "config naming them (each under its name), or mount plain servers only")
+    others = sorted(set(child.extensions) - {SKILLS, TASKS})
+    if others:
+        raise ValueError(f"cannot mount {child.name!r}: it serves the extension {others[0]!r}, whose methods would "
+                         "not be served through the parent; add the extension to the parent instead")
     if child.middleware or child.builtin_middleware:
         raise ValueError(f"cannot mount {child.name!r}: it has middleware of its own, which would not run for calls "
                          "arriving through the parent; add them to the parent (parent.add_middleware) instead")
@@ -228,9 +234,8 @@ class Mount:
         """The child's dynamic resources (its listers), for the parent's `resources/list`."""
 
         async def listed() -> list[dict[str, Any]]:
-            child = self.child  # its skills are served by the parent's own catalog (see `Application.mount`)
-            result: list[dict[str, Any]] = await child.resources.dynamic(
-                skip=child.skills.resources if child.skills is not None else None)
+            # its skills are served by the parent's own catalog (see `Application.mount`), not listed here
+            result: list[dict[str, Any]] = await self.child.resources.dynamic()
             return result
 
         return listed

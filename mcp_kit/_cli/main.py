@@ -120,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "the filesystem server is left out")
     config.add_argument("--provider", choices=["live", "sample"],
                         help="data provider for stock and weather (default: their own default, live)")
+    apps = commands.add_parser("apps", help="MCP Apps: preview a server's views in a browser")
+    apps_commands = apps.add_subparsers(dest="apps_command", required=True, metavar="APPS_COMMAND")
+    preview = apps_commands.add_parser(
+        "preview", help="serve a local page that renders the server's views through the Apps host protocol",
+        description="Load the MCPServer in a module or file, connect to it as a host that renders MCP Apps, and "
+                    "serve a page on loopback listing its views; each renders in a sandboxed iframe.")
+    preview.add_argument("spec", metavar="MODULE_OR_PATH[:ATTR]", help="e.g. servers.stock, ./server.py:app")
+    preview.add_argument("--host", default="127.0.0.1", help="loopback address to serve on (default 127.0.0.1)")
+    preview.add_argument("--port", type=int, default=8765, help="the page's port (0: any free port; default 8765)")
+    preview.add_argument("--sandbox-port", type=int, default=0,
+                         help="the sandbox proxy's port, another origin (default: any free port)")
     return parser
 
 
@@ -147,6 +158,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return run_install_command(args)
     if args.command == "dev":
         return run_dev_command(args)
+    if args.command == "apps":
+        from .apps_preview import preview_command
+
+        return preview_command(args.spec, args.host, args.port, args.sandbox_port)
     return run_talk_command(args)
 
 

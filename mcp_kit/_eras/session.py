@@ -25,7 +25,7 @@ from typing import Any
 from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
-from .._app.methods import ENDPOINTS, ROUTES, check_meta, uri_param
+from .._app.methods import check_meta, route_of, uri_param
 from .._app.pipeline import Call
 from .._primitives.resources import bind_resource
 from .._protocol.errors import MCPError, ToolError, invalid_params
@@ -141,15 +141,16 @@ class Session:
             meta is not None and PROTOCOL_VERSION_KEY in meta
         ) or method == DISCOVER_METHOD:  # _in_stateless_era, inlined
             return await self._stateless.serve(request, params, principal)
-        route = ROUTES.get(method)
-        if route is not None:
+        found = route_of(self.app, method)  # a core method's route, or an extension's
+        if found is not None:
             if self.state.protocol_version is None:
                 raise _before_initialize(method)
+            route, endpoint = found
             pipeline = self.app.pipeline
             if pipeline is None:
                 return await route(self.app, params, Context(self.channel, request.id, meta, principal))
             return await pipeline.handle(Call(method, params, Context(self.channel, request.id, meta, principal),
-                                              self.app, _answer=ENDPOINTS[method]))
+                                              self.app, _answer=endpoint))
         if method == "initialize":
             pipeline = self.app.pipeline
             if pipeline is None:
@@ -182,16 +183,21 @@ class Session:
 
     async def handle_notification(self, notification: Notification) -> None:
         pipeline = self.app.pipeline
-        if pipeline is None:
-            await self._on_notification(notification.method)
-            return
         params = notification.params or {}
+        if pipeline is None:
+            await self._on_notification(notification.method, params, None)
+            return
         meta = params.get("_meta")
         context = Context(self.channel, None, meta if isinstance(meta, dict) else None)
         await pipeline.notify(Call(notification.method, params, context, self.app,
-                                   _answer=lambda call: self._on_notification(call.method)))
+                                   _answer=lambda call: self._on_notification(call.method, call.params, call.ctx)))
 
-    async def _on_notification(self, method: str) -> None:
+    async def _on_notification(self, method: str, params: dict[str, Any], context: Context | None) -> None:
+        handler = self.app.extension_notifications.get(method)
+        if handler is not None:  # an extension's notification
+            meta = params.get("_meta")
+            await handler(params, context or Context(self.channel, None, meta if isinstance(meta, dict) else None))
+            return
         if method == "notifications/initialized":
             self.state.initialized = True
             await self._changed()

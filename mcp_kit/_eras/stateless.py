@@ -23,7 +23,7 @@ import anyio
 from .._app.application import Application
 from .._app.channel import LOG_LEVELS
 from .._app.context import Context
-from .._app.methods import CACHEABLE, ENDPOINTS, INPUT_ROUND_METHODS, ROUTES
+from .._app.methods import CACHEABLE, INPUT_ROUND_METHODS, route_of
 from .._app.pipeline import Call
 from .._app.state import NEW_HANDLE, STATE_HANDLE_KEY, HandleSlot
 from .._primitives.resources import bind_resource
@@ -163,13 +163,14 @@ class StatelessRequests:
             return await pipeline.handle(Call(method, params, Context(scope, request.id, meta, principal), self._app,
                                               _answer=lambda call: self._listen(request, call.params, scope,
                                                                                 call.ctx.principal)))
-        route = ROUTES.get(method)
-        if route is None:
+        found = route_of(self._app, method)  # a core method's route, or an extension's
+        if found is None:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        route, endpoint = found
         slot = HandleSlot()  # a state handle made while serving goes back in the result's _meta
         reset = NEW_HANDLE.set(slot)
         try:
-            if method in INPUT_ROUND_METHODS:
+            if method in INPUT_ROUND_METHODS or method in self._app.extension_input_rounds:
                 result = await self._with_rounds(request, params, version, meta, principal)
             elif pipeline is None:
                 result = await route(self._app, params, Context(self._scope(version, meta, None), request.id, meta,
@@ -177,14 +178,14 @@ class StatelessRequests:
             else:
                 result = await pipeline.handle(Call(method, params, Context(self._scope(version, meta, None),
                                                                             request.id, meta, principal), self._app,
-                                                    _answer=ENDPOINTS[method]))
+                                                    _answer=endpoint))
         finally:
             NEW_HANDLE.reset(reset)
         if slot.handle is not None:
             result["_meta"] = {**(result.get("_meta") or {}), STATE_HANDLE_KEY: slot.handle}
         if "resultType" not in result:
             result["resultType"] = "complete"
-        if method in CACHEABLE and result["resultType"] == "complete":
+        if (method in CACHEABLE or method in self._app.extension_cacheable) and result["resultType"] == "complete":
             result.setdefault("ttlMs", self._app.cache_ttl_ms)
             result.setdefault("cacheScope", self._app.cache_scope)
         return result
@@ -201,7 +202,9 @@ class StatelessRequests:
                            principal: object | None) -> dict[str, Any]:
         """A request whose handler may ask the client: each round (the first, and every retry carrying
         `inputResponses`) is one request through the middleware chain; its result may be `input_required`."""
-        route = ROUTES[request.method]
+        found = route_of(self._app, request.method)
+        assert found is not None, "serve() found the route"
+        route = found[0]
         binding = request_binding(request.method, params)  # the request state's bindings: input_rounds.py
         caller = owner_key(session_owner(principal))
         rounds = Rounds(answers_from(params, binding, caller))

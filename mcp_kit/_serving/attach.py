@@ -26,6 +26,7 @@ from .._app.application import Application
 from .._backends import Backend, BackendUnavailable
 from .._eras import input_rounds
 from .._telemetry import hooks as telemetry_hooks
+from ..tasks._methods import tasks_of
 
 logger = logging.getLogger("mcp_kit.backend")
 
@@ -61,6 +62,7 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
     await backend.start()
     relay = _Relay(backend)
     default_tasks = None  # the application's own task store, while a shared one stands in
+    tasks = tasks_of(app)
     own_backend = app.backend
     app.backend = backend
     try:
@@ -73,10 +75,10 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
             from .._backends.redis_backend import RedisBackend
             from ..tasks._redis_store import RedisTaskStore
 
-            if not app.task_store_given and isinstance(backend, RedisBackend):
-                default_tasks = app.task_store
+            if not tasks.store_given and isinstance(backend, RedisBackend):
+                default_tasks = tasks.store
                 # a task is polled and fetched from any process, and a caller's limit holds across them
-                app.use_task_store(RedisTaskStore(backend, max_tasks_per_caller=app.max_tasks_per_caller))
+                tasks.use_store(RedisTaskStore(backend, max_tasks_per_caller=tasks.max_tasks_per_caller))
             try:
                 input_rounds.use_secret(await backend.shared_secret())
             except BackendUnavailable as exc:
@@ -87,8 +89,8 @@ async def attached(app: Application, backend: Backend) -> AsyncIterator[Backend]
         app.backend = own_backend
         if backend.shared:
             if default_tasks is not None:  # tasks still running fail in the shared store, before it closes
-                await app.task_runner.shutdown()
-                app.use_task_store(default_tasks)
+                await tasks.runner.shutdown()
+                tasks.use_store(default_tasks)
             app.hub.relay = None
             app.hub.leases = None
             app.relay_list_changed = None

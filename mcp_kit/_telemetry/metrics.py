@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..tasks._wire import TASKS_EXTENSION
+
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 OPERATION = "mcp.server.operation.duration"
 SESSION = "mcp.server.session.duration"
@@ -74,7 +76,8 @@ class Readings:
         for method, count in list(self.in_flight.items()):
             yield ACTIVE, method, count
         yield "mcp.server.active_sessions", None, len(app.sessions)
-        running = list(app.task_runner.running)
+        tasks = app.extension(TASKS_EXTENSION)  # every application has the tasks extension; a stand-in may not
+        running = list(tasks.runner.running) if tasks is not None else []
         placed = sum(1 for call in running if call.holds_place)
         yield "mcp.server.tasks", "running", placed
         yield "mcp.server.tasks", "waiting", len(running) - placed

@@ -1,27 +1,23 @@
 """Skills on the wire (SEP-2640): `skills/list`, `skills/get`, `resources/directory/read`, and
 `resources/read` of `skill://` URIs, answered from the application's `SkillCatalog`.
 
-The routes exist only when the server serves skills (`app.add_skills`); otherwise -32601. In
-2026-07-28 the three listing methods carry cache hints (`methods.CACHEABLE`).
+`Skills` is the extension (`_app/extension.py`) serving them; `app.add_skills` adds it, so without skills
+the methods do not exist (-32601). In 2026-07-28 the three listing methods carry cache hints.
 
-Imports the application, the context and the skills package; never the session or a transport.
+Imports the context, the extension base and the skills package; never the application, the session or a
+transport.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from .._app.application import Application
 from .._app.context import Context
-from .._protocol.errors import MCPError, ResourceNotFound, invalid_params
-from .._protocol.jsonrpc import METHOD_NOT_FOUND
-from . import SkillCatalog
-
-
-def _catalog(app: Application, method: str) -> SkillCatalog:
-    if app.skills is None:
-        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} (this server serves no skills)")
-    return app.skills
+from .._app.extension import Extension
+from .._protocol.errors import ResourceNotFound, invalid_params
+from .._protocol.versions import is_stateless
+from . import EXTENSION_ID, SkillCatalog
 
 
 def _cursor(params: dict[str, Any]) -> str | None:
@@ -38,20 +34,20 @@ def _uri(params: dict[str, Any]) -> str:
     return uri
 
 
-async def _skills_list(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    entries, next_cursor = _catalog(app, "skills/list").list_page(_cursor(params))
+async def _skills_list(catalog: SkillCatalog, params: dict[str, Any], ctx: Context) -> Any:
+    entries, next_cursor = catalog.list_page(_cursor(params))
     result: dict[str, Any] = {"skills": entries}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     return result
 
 
-async def _skills_get(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    return {"skill": _catalog(app, "skills/get").get(_uri(params)).entry()}
+async def _skills_get(catalog: SkillCatalog, params: dict[str, Any], ctx: Context) -> Any:
+    return {"skill": catalog.get(_uri(params)).entry()}
 
 
-async def _directory_read(app: Application, params: dict[str, Any], ctx: Context) -> Any:
-    children, next_cursor = _catalog(app, "resources/directory/read").directory_page(_uri(params), _cursor(params))
+async def _directory_read(catalog: SkillCatalog, params: dict[str, Any], ctx: Context) -> Any:
+    children, next_cursor = catalog.directory_page(_uri(params), _cursor(params))
     result: dict[str, Any] = {"resources": children}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
@@ -72,3 +68,33 @@ SKILL_ROUTES = {
     "skills/get": _skills_get,
     "resources/directory/read": _directory_read,
 }
+
+
+class Skills(Extension):
+    """Agent Skills as an extension: declared in 2025-11-25 and 2026-07-28 (`directoryRead`), the three
+    listing methods, `skill://` reads, and the resources capability (each file is a resource)."""
+
+    id = EXTENSION_ID
+    cacheable = frozenset(SKILL_ROUTES)
+
+    def __init__(self, catalog: SkillCatalog) -> None:
+        self.catalog = catalog
+
+    def bind(self, app: Any) -> None:
+        super().bind(app)
+        app.resources.listers.append(self.catalog.resources)
+
+    def settings(self, version: str) -> dict[str, Any] | None:
+        return {"directoryRead": True} if version == "2025-11-25" or is_stateless(version) else None
+
+    def server_capabilities(self, version: str) -> dict[str, Any]:
+        return {"resources": {"subscribe": True, "listChanged": True}}
+
+    def methods(self) -> dict[str, Any]:
+        return {name: functools.partial(route, self.catalog) for name, route in SKILL_ROUTES.items()}
+
+    def owns_uri(self, uri: str) -> bool:
+        return uri.startswith("skill://")
+
+    async def read_resource(self, uri: str, ctx: Context) -> dict[str, Any] | None:
+        return read_skill_file(self.catalog, uri, ctx) if uri.startswith("skill://") else None

@@ -6,6 +6,7 @@ import contextlib
 from pathlib import Path
 
 from mcp_kit import MCPServer
+from servers.stock.apps import register_views
 from servers.stock.prompts import register_prompts
 from servers.stock.providers import StockProvider
 from servers.stock.resources import register_resources
@@ -50,6 +51,7 @@ def build_server(provider: StockProvider, *, poll_interval: float = DEFAULT_POLL
         lifespan=lambda app: contextlib.aclosing(provider),  # ctx.lifespan_state is the provider, closed at the end
     )
     register_tools(app, provider)
+    register_views(app, provider)  # MCP Apps: the price chart, for hosts that render views
     register_resources(app, provider, poll_interval)
     register_prompts(app, provider)
     app.add_skills(SKILLS)  # valuation-analysis: skill://valuation-analysis/SKILL.md

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mcp_kit import MCPServer
 
+from .apps import register_views
 from .prompts import register_prompts
 from .providers import WeatherProvider
 from .resources import register_resources
@@ -39,6 +40,7 @@ def build_server(provider: WeatherProvider, *, poll_interval: float = DEFAULT_PO
         lifespan=lambda app: contextlib.aclosing(provider),  # ctx.lifespan_state is the provider, closed at the end
     )
     register_tools(app, provider)
+    register_views(app, provider)  # MCP Apps: the week view, for hosts that render views
     register_resources(app, provider, poll_interval=poll_interval)
     register_prompts(app, provider)
     app.add_skills(Path(__file__).resolve().parent / "skills")  # trip-planning, paired with the plan-vacation prompt

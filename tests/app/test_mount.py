@@ -231,6 +231,12 @@ async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
     proxied.source = object()  # type: ignore[assignment]  # what MCPServer.proxy sets: primitives from upstream
     with pytest.raises(ValueError, match="a proxy serves its upstream's primitives.*client config"):
         MCPServer("x").mount(proxied)
+    from mcp_kit.apps import Apps
+
+    with_views = MCPServer("with-views")
+    with_views.add_extension(Apps())
+    with pytest.raises(ValueError, match="serves the extension 'io.modelcontextprotocol/ui'.*to the parent"):
+        MCPServer("x").mount(with_views)
     guarded = MCPServer("guarded", middleware=[Middleware()])
     with pytest.raises(ValueError, match="middleware of its own.*parent.add_middleware"):
         MCPServer("x").mount(guarded)

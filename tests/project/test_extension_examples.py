@@ -1,6 +1,6 @@
-"""The README's extension examples run as written: `examples/tasks_server.py --demo` and
-`examples/skills_server.py --demo` (real subprocesses), and the tasks example serves its tool as a
-task to the official SDK client over stdio."""
+"""The README's extension examples run as written: `examples/tasks_server.py --demo`,
+`examples/skills_server.py --demo` and `examples/extension_server.py --demo` (real subprocesses), and the
+tasks example serves its tool as a task to the official SDK client over stdio."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ def test_the_tasks_example_creates_polls_cancels_and_fetches() -> None:
     assert lines[1].startswith("cancelled ") and lines[1].endswith("status=cancelled")
     assert any(line.startswith("polled ") and "item " in line for line in lines)
     assert lines[-1].endswith("result: Report over 25 items: all fine.")
+
+
+def test_the_user_written_extension_example_negotiates_serves_and_hides() -> None:
+    lines = run("extension_server.py").splitlines()
+    assert lines[0] == "plain client tools: ['forecast']"  # without the extension: the server as before
+    assert lines[1] == "server declares: {'com.example/flags': {'flags': ['beta-forecast']}}"
+    assert "('forecast_v2', {'com.example/flags': {'flag': 'beta-forecast'}})" in lines[2]
+    assert lines[3] == "flags/list: [{'name': 'beta-forecast', 'tool': 'forecast_v2', 'on': True}]"
+    assert lines[4] == "call: Oslo: sunny from 9 to 17" and lines[5] == "seen: ['beta-forecast']"
 
 
 def test_the_skills_example_lists_fetches_browses_and_reads() -> None:

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = [
     "AccessToken",
     "Arg",
+    "Apps",
     "AssistantMessage",
     "AuditRecord",
     "Audio",
@@ -150,6 +151,21 @@ PUBLIC_MODULES = {
         "ResultSizeLimit",
         "Timeouts",
         "parse_rate",
+    ],
+    "mcp_kit.apps": [
+        "EXTENSION_ID",
+        "MIME_TYPE",
+        "PERMISSIONS",
+        "SPEC_VERSION",
+        "Apps",
+        "View",
+        "ui_meta",
+    ],
+    "mcp_kit.extensions": [
+        "CORE_METHODS",
+        "Extension",
+        "method",
+        "notification",
     ],
     "mcp_kit.tasks": [
         "InMemoryTaskStore",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcp_kit import MCPServer
-from mcp_kit.skills import SkillCatalog, SkillError
+from mcp_kit.skills import EXTENSION_ID, SkillCatalog, SkillError
 from mcp_kit.skills._catalog import MAX_BYTES_PER_SKILL, SkillLimits
 from mcp_kit.skills._frontmatter import MAX_DEPTH
 from tests.skills.test_catalog import write_skill
@@ -66,7 +66,8 @@ def test_a_file_over_16_mib_leaves_only_its_skill_out_when_lenient(tmp_path: Pat
         added = app.add_skills(tmp_path, strict=False)
     assert [skill.name for skill in added] == ["fine", "other"]
     assert str(big) in caplog.text and f"more than {MAX_BYTES_PER_SKILL} bytes" in caplog.text
-    assert app.skills is not None and [skill.name for skill in app.skills.skills] == ["fine", "other"]
+    served = app.extension(EXTENSION_ID)
+    assert served is not None and [skill.name for skill in served.catalog.skills] == ["fine", "other"]  # type: ignore[attr-defined]
 
 
 def test_a_file_over_16_mib_is_a_skill_error_naming_it_when_strict(tmp_path: Path) -> None:

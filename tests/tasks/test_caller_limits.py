@@ -19,6 +19,7 @@ import pytest
 from mcp_kit import Context, MCPServer
 from mcp_kit._backends.redis_backend import RedisBackend
 from mcp_kit.tasks import InMemoryTaskStore, TaskLimitReached
+from mcp_kit.tasks._methods import tasks_of
 from mcp_kit.tasks._redis_store import RedisTaskStore
 from mcp_kit.testing import connect
 from tests.helpers.redis_support import RedisProcess
@@ -71,7 +72,7 @@ async def test_one_anonymous_http_client_cannot_take_every_task_place() -> None:
             assert "100 tasks" in text and "limit per caller" in text and "can start in" in text
         async with http_from(asgi, NEIGHBOUR) as neighbour:  # another client is still served
             assert (await call_quick(neighbour))["resultType"] == "task"
-        record = await app.task_store.get(created[0]["taskId"])
+        record = await tasks_of(app).store.get(created[0]["taskId"])
         assert record is not None and getattr(record, "caller", None) == f"address:{ATTACKER}"
 
 
@@ -174,5 +175,5 @@ async def test_the_route_records_the_caller_of_a_task() -> None:
             SimpleNamespace(identity=("as", "sub", "alice"), subject="alice", client_id="app", issuer="as"),
         )  # type: ignore[arg-type]
         created = await ROUTES["tools/call"](app, {"name": "quick", "arguments": {}}, alice)
-        record = await app.task_store.get(created["taskId"])
+        record = await tasks_of(app).store.get(created["taskId"])
         assert record is not None and record.caller == 'principal:["as","sub","alice"]'

@@ -16,6 +16,7 @@ import pytest
 from mcp_kit import Context, MCPServer, ToolError
 from mcp_kit._protocol.errors import MCPError
 from mcp_kit.tasks import InMemoryTaskStore, TaskSettings
+from mcp_kit.tasks._methods import tasks_of
 from mcp_kit.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -207,7 +208,7 @@ async def test_a_task_expires_after_its_ttl_and_its_work_is_cancelled() -> None:
         assert gone.value.code == -32602
         with anyio.fail_after(5):
             await gates.stopped.wait()
-        assert len(app.task_store) == 0  # type: ignore[arg-type]
+        assert len(tasks_of(app).store) == 0  # type: ignore[arg-type]
 
 
 async def test_input_required_mid_task_with_partial_answers(app_and_gates: tuple[MCPServer, Gates]) -> None:
@@ -376,15 +377,16 @@ async def test_a_principal_s_tasks_are_invisible_to_other_callers() -> None:
 
     async with app.running():
         created = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}}, as_caller("alice"))
-        record = await app.task_store.get(created["taskId"])
+        record = await tasks_of(app).store.get(created["taskId"])
         assert record is not None and record.owner == 'principal:["as","sub","alice"]'
-        assert (await ROUTES["tasks/get"](app, {"taskId": created["taskId"]}, as_caller("alice")))["taskId"]
+        get = app.extension_routes["tasks/get"]
+        assert (await get(app, {"taskId": created["taskId"]}, as_caller("alice")))["taskId"]
         for other in ("mallory", None):
             with pytest.raises(MCPError) as hidden:
-                await ROUTES["tasks/get"](app, {"taskId": created["taskId"]}, as_caller(other))
+                await app.extension_routes["tasks/get"](app, {"taskId": created["taskId"]}, as_caller(other))
             assert hidden.value.code == -32602
         anonymous = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 2}}, as_caller(None))
-        assert (await app.task_store.get(anonymous["taskId"])).owner is None  # type: ignore[union-attr]
+        assert (await tasks_of(app).store.get(anonymous["taskId"])).owner is None  # type: ignore[union-attr]
 
 
 class _HandshakeScope(_Scope):
@@ -406,11 +408,11 @@ async def test_a_tool_call_run_as_a_task_is_audited_with_its_caller() -> None:
     alice = Context(_Scope(), 1, {}, SimpleNamespace(subject="alice", client_id="app"))  # type: ignore[arg-type]
     async with app.running():
         created = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}}, alice)
-        record = await app.task_store.get(created["taskId"])
+        record = await tasks_of(app).store.get(created["taskId"])
         assert record is not None
         with anyio.fail_after(10):
             while record is not None and record.status == "working":
-                record = await app.task_store.wait_for_change(record.task_id, record.version, 5)
+                record = await tasks_of(app).store.wait_for_change(record.task_id, record.version, 5)
         assert record is not None and record.status == "completed"
     assert [(r.tool, r.subject) for r in audited] == [("sync_job", "alice")]
 
@@ -425,9 +427,9 @@ async def test_tasks_list_of_one_era_leaves_out_the_callers_tasks_of_the_other()
     async with app.running():
         modern = await ROUTES["tools/call"](app, {"name": "sync_job", "arguments": {"n": 1}},
                                             Context(_Scope(), 1, {}, alice))  # type: ignore[arg-type]
-        assert (await app.task_store.get(modern["taskId"])).era == "2026-07-28"  # type: ignore[union-attr]
+        assert (await tasks_of(app).store.get(modern["taskId"])).era == "2026-07-28"  # type: ignore[union-attr]
         handshake = Context(_HandshakeScope(), 2, {}, alice)  # type: ignore[arg-type]
-        listed = await ROUTES["tasks/list"](app, {}, handshake)
+        listed = await app.extension_routes["tasks/list"](app, {}, handshake)
         assert listed["tasks"] == []  # the 2026-07-28 task is alice's, but tasks/get here would not know it
 
 

@@ -12,6 +12,7 @@ import pytest
 from mcp_kit import Context, MCPServer
 from mcp_kit._eras.input_rounds import trace_of_state
 from mcp_kit.tasks import TaskRecord
+from mcp_kit.tasks._methods import tasks_of
 from mcp_kit.testing import connect
 from tests.telemetry.support import CLIENT_TRACE, TRACEPARENT, ids, parent_id, recorded
 
@@ -71,7 +72,7 @@ async def test_a_task_run_and_its_polls_link_to_the_call_that_created_it() -> No
             created = await client.request("tools/call", {"name": "job", "arguments": {},
                                                           "_meta": {**META, "traceparent": TRACEPARENT}})
             assert created["resultType"] == "task"
-            record = await app.task_store.get(created["taskId"])
+            record = await tasks_of(app).store.get(created["taskId"])
             assert isinstance(record, TaskRecord) and record.trace_context is not None
             assert TaskRecord.from_dict(record.to_dict()).trace_context == record.trace_context
             await client.request("tasks/get", {"taskId": created["taskId"], "_meta": META})
