@@ -16,7 +16,8 @@ at once, and the parent's clients hear `list_changed`. Mirrored entries share th
 and executors; their `owner` is the child, so `ctx.lifespan_state` inside them is the child's, and
 the parent's `running()` enters the child's lifespan. Resource updates the child announces and its
 watchers reach the parent's subscribers. The child's skills are added to the parent's catalog (a skill
-URI served twice is refused). Calls go through the parent's middleware; an app with middleware of its
+URI served twice is refused), its MCP Apps views and tool links to the parent's Apps extension; other
+extensions cannot be mounted. Calls go through the parent's middleware; an app with middleware of its
 own cannot be mounted (they would not run).
 """
 
@@ -30,6 +31,8 @@ from typing import Any
 from .._errors import MCPKitError
 from ..skills import EXTENSION_ID as SKILLS
 from ..tasks._wire import TASKS_EXTENSION as TASKS
+
+APPS = "io.modelcontextprotocol/ui"  # MCP Apps (`mcp_kit.apps`): its views and tool links are mirrored too
 
 Application = Any  # `application.Application`, which imports this module
 
@@ -52,7 +55,7 @@ def check_mountable(parent: Application, child: Application, namespace: str | No
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives, "
                          "not registered ones; to serve several upstreams as one, give MCPServer.proxy a client "
                          "config naming them (each under its name), or mount plain servers only")
-    others = sorted(set(child.extensions) - {SKILLS, TASKS})
+    others = sorted(set(child.extensions) - {SKILLS, TASKS, APPS})
     if others:
         raise ValueError(f"cannot mount {child.name!r}: it serves the extension {others[0]!r}, whose methods would "
                          "not be served through the parent; add the extension to the parent instead")
@@ -81,6 +84,8 @@ class Mount:
         self.mirrored: dict[str, set[str]] = {kind: set() for kind in KINDS}
         self.completions: set[tuple[str, str, str]] = set()
         self.placed: dict[str, str] = {}  # a mirrored tool's name -> its name in the parent's registry
+        self.views: set[str] = set()  # MCP Apps views mirrored into the parent's extension (by URI)
+        self.links: set[str] = set()  # ... and the tool links, by the tools' names in the parent
 
     def __repr__(self) -> str:
         return f"mounted {self.child.name!r}" + (f" (namespace {self.namespace!r})" if self.namespace else "")
@@ -153,7 +158,31 @@ class Mount:
         self.mirrored[kind] = set(wanted)
         if kind in ("prompts", "resources"):
             self.sync_completions()
+        if kind in ("tools", "resources"):
+            changed = self.sync_views() or changed
         return changed
+
+    def sync_views(self) -> bool:
+        """Mirror the child's MCP Apps views (by URI) and tool links (under the tools' names here)."""
+        child_apps = self.child.extensions.get(APPS)
+        if child_apps is None:
+            return False
+        parent_apps = self.parent.extensions.get(APPS)
+        if parent_apps is None:  # the parent serves the extension from now on
+            parent_apps = self.parent.add_extension(type(child_apps)())
+        for uri in self.views:
+            parent_apps.views.pop(uri, None)
+        for name in self.links:
+            parent_apps.links.pop(name, None)
+        parent_apps.views.update(child_apps.views)
+        self.views = set(child_apps.views)
+        self.links = set()
+        for name, meta in child_apps.links.items():
+            placed = self.placed.get(self.name_in_parent(name))
+            if placed is not None:
+                parent_apps.links[placed] = meta
+                self.links.add(placed)
+        return bool(self.views or self.links)
 
     def _sync_tools(self, wanted: dict[str, Any], before: set[str]) -> bool:
         tools = self.parent.tools
@@ -235,7 +264,10 @@ class Mount:
 
         async def listed() -> list[dict[str, Any]]:
             # its skills are served by the parent's own catalog (see `Application.mount`), not listed here
-            result: list[dict[str, Any]] = await self.child.resources.dynamic()
+            skills = self.child.extensions.get(SKILLS)
+            catalog = getattr(skills, "catalog", None)
+            result: list[dict[str, Any]] = await self.child.resources.dynamic(
+                skip=catalog.resources if catalog is not None else None)
             return result
 
         return listed

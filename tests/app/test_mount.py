@@ -231,12 +231,15 @@ async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
     proxied.source = object()  # type: ignore[assignment]  # what MCPServer.proxy sets: primitives from upstream
     with pytest.raises(ValueError, match="a proxy serves its upstream's primitives.*client config"):
         MCPServer("x").mount(proxied)
-    from mcp_kit.apps import Apps
+    from mcp_kit.extensions import Extension
 
-    with_views = MCPServer("with-views")
-    with_views.add_extension(Apps())
-    with pytest.raises(ValueError, match="serves the extension 'io.modelcontextprotocol/ui'.*to the parent"):
-        MCPServer("x").mount(with_views)
+    class Other(Extension):
+        id = "com.example/other"
+
+    with_other = MCPServer("with-other")
+    with_other.add_extension(Other())
+    with pytest.raises(ValueError, match="serves the extension 'com.example/other'.*to the parent"):
+        MCPServer("x").mount(with_other)
     guarded = MCPServer("guarded", middleware=[Middleware()])
     with pytest.raises(ValueError, match="middleware of its own.*parent.add_middleware"):
         MCPServer("x").mount(guarded)
@@ -260,3 +263,11 @@ async def test_the_reference_servers_mounted_in_one_hub_serve_their_tools_resour
         skills = [r["uri"] for r in await client.list_resources() if r["uri"].startswith("skill://")]
         assert len(skills) == len(set(skills)) >= 2  # each server's skills, once
         assert (await client.read_resource(skills[0]))[0]["text"].startswith("---")
+    async with connect(hub, extensions={"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}) \
+            as host:  # a host that renders views sees both servers' views, linked from the mounted tools
+        tools = {tool["name"]: tool for tool in await host.list_tools()}
+        view = tools["stock_get_price_history"]["_meta"]["ui"]["resourceUri"]
+        assert view.startswith("ui://") and "weather_get_forecast" in tools
+        assert {"stock_price_chart", "weather_week_view"} <= set(tools)  # the views' app-only tools
+        [content] = await host.read_resource(view)
+        assert content["mimeType"] == "text/html;profile=mcp-app" and "<svg" in content["text"].lower()
