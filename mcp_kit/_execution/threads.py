@@ -31,9 +31,11 @@ worker and back (which costs several times the call itself). The rule, per funct
   its thread gave the CPU up itself (a voluntary context switch: being preempted by another process is
   not waiting);
 - an inline run that takes `SHORT_S` or more sends the function back to threads at once (that one run
-  held the loop that long), and it must prove itself again with `PROOF_RUNS * 4 ** demotions` short runs
-  in a row (at most `PROOF_RUNS * 4 ** MAX_BACKOFF`): a function that is slow now and then seldom or
-  never gets that far again, one that was slowed once by the machine does;
+  held the loop that long; on Linux, unless the run used under half of it as CPU and never gave the
+  CPU up itself: another process preempted it, and the function did not hold the loop), and it must
+  prove itself again with `PROOF_RUNS * 4 ** demotions` short runs in a row (at most
+  `PROOF_RUNS * 4 ** MAX_BACKOFF`): a function that is slow now and then seldom or never gets that far
+  again, one that was slowed once by the machine does;
 - `run_in="thread"` (`may_inline=False`) keeps a function on threads whatever it does, and so do
   platforms whose thread clock is coarse (Windows), where a run's wait cannot be measured.
 
@@ -74,13 +76,13 @@ FINE_THREAD_CLOCK = sys.platform != "win32" and time.get_clock_info("thread_time
 if sys.platform == "linux":
     import resource
 
-    def _voluntary_switches() -> int:
-        """Times this thread gave the CPU up itself (waits), as opposed to being preempted."""
-        return resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
+    def _usage() -> tuple[float, int]:
+        """This thread's CPU time and the times it gave the CPU up itself (waits, not preemption)."""
+        usage = resource.getrusage(resource.RUSAGE_THREAD)
+        return usage.ru_utime + usage.ru_stime, usage.ru_nvcsw
 else:
-    def _voluntary_switches() -> int:
-        return 0  # unknown: any time off the CPU counts as a wait
-
+    def _usage() -> tuple[float, int]:
+        return time.thread_time(), -1  # waits unknown: any time off the CPU counts as one
 
 def machine_cpus() -> int:
     """CPUs this process may run on (its affinity where the platform says, else the machine's count)."""
@@ -202,12 +204,13 @@ class _Record:
 
     def run_on_thread(self, call: Callable[[], T]) -> T:
         """Run `call` on this worker thread, timed: a short run counts towards `inline`, a wait rules it out."""
-        switches, wall, cpu = _voluntary_switches(), time.perf_counter(), time.thread_time()
+        before, started = _usage(), time.perf_counter()
         try:
             return call()
         finally:
-            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-            if wall - cpu >= WAIT_S and (sys.platform != "linux" or _voluntary_switches() > switches):
+            wall = time.perf_counter() - started
+            after = _usage()
+            if wall - (after[0] - before[0]) >= WAIT_S and (after[1] < 0 or after[1] > before[1]):
                 self.thread_only, self.streak = True, 0
             elif wall >= SHORT_S:
                 self.streak = 0
@@ -217,15 +220,17 @@ class _Record:
                     self.inline = True
 
     def run_inline(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
-        """`fn(**kwargs)` here, on the loop's thread; a run that turns long sends the function back to threads."""
-        started = time.perf_counter()
+        """`fn(**kwargs)` here, on the loop's thread; a run that held the loop long sends it back to threads."""
+        before, started = _usage(), time.perf_counter()
         try:
             return contextvars.copy_context().run(fn, **kwargs)
         finally:
             if time.perf_counter() - started >= SHORT_S:
-                self.inline, self.streak = False, 0
-                self.demotions += 1
-                self.needed = PROOF_RUNS * 4 ** min(self.demotions, MAX_BACKOFF)
+                after = _usage()  # preempted by another process, the loop was not held: no demotion
+                if after[0] - before[0] >= SHORT_S / 2 or after[1] < 0 or after[1] > before[1]:
+                    self.inline, self.streak = False, 0
+                    self.demotions += 1
+                    self.needed = PROOF_RUNS * 4 ** min(self.demotions, MAX_BACKOFF)
 
 
 class _LongCallWatch:
