@@ -19,7 +19,8 @@ Each row is the same trivial `tools/call` (`echo`, an `async def` tool) through 
 
 Every row's session is set up first; then `--rounds` rounds, each running `--calls` calls of every row
 in turn (the order rotates), CPU time (`time.process_time`: all threads, so the exporter's work counts)
-per call. The median over rounds is printed with min-max and its difference to the baseline's; the budgets
+per call, and the event loop's thread's CPU alone (`time.thread_time`: the request path without the
+exporters' threads). The median over rounds is printed with min-max and its difference to the baseline's; the budgets
 (bench/README.md) bound the difference of the least rounds: other processes on the machine only ever add
 CPU time (shared caches, a busy sibling core), so the least-disturbed round is the closest to the cost.
 `--rows A,B` measures some rows only; `--profile ROW` runs one row under cProfile instead.
@@ -206,14 +207,16 @@ async def measure(calls: int, rounds: int, only: str | None, wanted: set[str] | 
             pstats.Stats(profile).sort_stats("tottime").print_stats(30)
             return {}
         samples: dict[str, list[float]] = {name: [] for name in sessions}
+        samples |= {f"{name} [loop thread]": [] for name in sessions}
         names = list(sessions)
         for index in range(rounds):
             for name in names[index % len(names):] + names[:index % len(names)]:
                 session = sessions[name]
-                started = time.process_time()
+                started, on_loop = time.process_time(), time.thread_time()
                 for _ in range(calls):
                     await session.handle_request(request)
                 samples[name].append((time.process_time() - started) / calls * 1e6)
+                samples[f"{name} [loop thread]"].append((time.thread_time() - on_loop) / calls * 1e6)
         return samples
 
 
@@ -239,12 +242,21 @@ def main() -> None:
     print(f"CPU per tools/call (all threads), {args.rounds} interleaved rounds of {args.calls} calls: median "
           "(min-max), and each row's least round minus the baseline's least round (what the budget bounds)")
     for name, values in samples.items():
+        if name.endswith("[loop thread]"):
+            continue
         median, least = statistics.median(values), min(values)
         extra = least - base_least
         budget = BUDGETS.get(name)
         verdict = "" if budget is None else f"  budget <= {budget:g} us: {'met' if extra <= budget else 'NOT met'}"
         print(f"  {name:27} {median:7.2f} us ({least:.2f}-{max(values):.2f})  median {median - base:+7.2f}  "
               f"least {extra:+7.2f} us{verdict}")
+    loop_base = min(samples["baseline [loop thread]"])
+    print("the loop thread's CPU alone (the request path, without the exporters' threads): least round, and minus "
+          "the baseline's")
+    for name, values in samples.items():
+        if name.endswith("[loop thread]"):
+            least = min(values)
+            print(f"  {name.removesuffix(' [loop thread]'):27} {least:7.2f} us  {least - loop_base:+7.2f} us")
 
 
 if __name__ == "__main__":
