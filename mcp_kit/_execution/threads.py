@@ -25,17 +25,15 @@ worker and back (which costs several times the call itself). The rule, per funct
 
 - its first calls always run on a worker thread, each timed there (wall clock and the thread's CPU time);
 - after `PROOF_RUNS` consecutive runs that each took under `SHORT_S` (200 µs) its calls run inline;
-- a run on a thread that *waited* keeps the function on threads for good: a function that blocks (sleep,
-  I/O, a lock, a call into the event loop) would stall the loop inline, and one that waits for the loop
-  would wait forever. A run waited when it spent `WAIT_S` (50 µs) or more off the CPU and, on Linux,
-  its thread gave the CPU up itself (a voluntary context switch: being preempted by another process is
-  not waiting);
-- an inline run that takes `SHORT_S` or more sends the function back to threads at once (that one run
-  held the loop that long; on Linux, unless the run used under half of it as CPU and never gave the
-  CPU up itself: another process preempted it, and the function did not hold the loop), and it must
-  prove itself again with `PROOF_RUNS * 4 ** demotions` short runs in a row (at most
-  `PROOF_RUNS * 4 ** MAX_BACKOFF`): a function that is slow now and then seldom or never gets that far
-  again, one that was slowed once by the machine does;
+- a run on a thread that *waited* (`WAIT_S`, 50 µs, or more of its wall clock off the CPU: a sleep, I/O, a
+  lock, a call into the event loop) starts its proof again with four times the runs, and `MAX_WAITS` such
+  runs keep it on threads for good: inline, a function that blocks would stall the loop, and one that waits
+  for the loop would wait forever. (Being preempted by another process looks the same; it is rare enough
+  within a proof to cost a function its place only on a machine far beyond its CPUs.)
+- an inline run that takes `SHORT_S` or more (wall clock) sends the function back to threads at once (that
+  one run held the loop that long), and it must prove itself again with `PROOF_RUNS * 4 ** strikes` short
+  runs in a row (at most `PROOF_RUNS * 4 ** MAX_BACKOFF`): a function that is slow now and then seldom or
+  never gets that far again, one that was slowed once by the machine does;
 - `run_in="thread"` (`may_inline=False`) keeps a function on threads whatever it does, and so do
   platforms whose thread clock is coarse (Windows), where a run's wait cannot be measured.
 
@@ -70,19 +68,11 @@ LONG_CALL_S = 0.005  # a sync call running this long lowers the switch interval 
 SHORT_S = 0.0002  # a run under this (wall clock) is short: the longest an inline call may hold the loop
 WAIT_S = 0.00005  # a run this long off the CPU (wall clock minus the thread's CPU time) waited on something
 PROOF_RUNS = 16  # consecutive short runs on a thread before a function runs inline
-MAX_BACKOFF = 4  # demotions beyond this ask no more proof runs (PROOF_RUNS * 4 ** MAX_BACKOFF)
+MAX_BACKOFF = 4  # strikes (demotions, waits) beyond this ask no more proof runs (PROOF_RUNS * 4 ** MAX_BACKOFF)
+MAX_WAITS = 3  # runs that waited before a function stays on threads for good
 # A thread clock that can tell a 50 µs wait from work (Windows' counts in 15.6 ms ticks).
 FINE_THREAD_CLOCK = sys.platform != "win32" and time.get_clock_info("thread_time").resolution <= 1e-6
-if sys.platform == "linux":
-    import resource
 
-    def _usage() -> tuple[float, int]:
-        """This thread's CPU time and the times it gave the CPU up itself (waits, not preemption)."""
-        usage = resource.getrusage(resource.RUSAGE_THREAD)
-        return usage.ru_utime + usage.ru_stime, usage.ru_nvcsw
-else:
-    def _usage() -> tuple[float, int]:
-        return time.thread_time(), -1  # waits unknown: any time off the CPU counts as one
 
 def machine_cpus() -> int:
     """CPUs this process may run on (its affinity where the platform says, else the machine's count)."""
@@ -193,7 +183,7 @@ class ToolThreads:
 class _Record:
     """How one function's runs went: whether it has proved short (`inline`), or must stay on threads."""
 
-    __slots__ = ("demotions", "inline", "needed", "streak", "thread_only")
+    __slots__ = ("demotions", "inline", "needed", "streak", "thread_only", "waits")
 
     def __init__(self) -> None:
         self.streak = 0  # consecutive short runs on threads
@@ -201,17 +191,23 @@ class _Record:
         self.inline = False
         self.thread_only = False
         self.demotions = 0
+        self.waits = 0
+
+    def _strike(self) -> None:
+        self.inline, self.streak = False, 0
+        self.needed = PROOF_RUNS * 4 ** min(self.demotions + self.waits, MAX_BACKOFF)
 
     def run_on_thread(self, call: Callable[[], T]) -> T:
-        """Run `call` on this worker thread, timed: a short run counts towards `inline`, a wait rules it out."""
-        before, started = _usage(), time.perf_counter()
+        """Run `call` on this worker thread, timed: a short run counts towards `inline`, a wait against it."""
+        cpu, started = time.thread_time(), time.perf_counter()
         try:
             return call()
         finally:
             wall = time.perf_counter() - started
-            after = _usage()
-            if wall - (after[0] - before[0]) >= WAIT_S and (after[1] < 0 or after[1] > before[1]):
-                self.thread_only, self.streak = True, 0
+            if wall - (time.thread_time() - cpu) >= WAIT_S:
+                self.waits += 1
+                self.thread_only = self.waits >= MAX_WAITS
+                self._strike()
             elif wall >= SHORT_S:
                 self.streak = 0
             else:
@@ -221,16 +217,13 @@ class _Record:
 
     def run_inline(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
         """`fn(**kwargs)` here, on the loop's thread; a run that held the loop long sends it back to threads."""
-        before, started = _usage(), time.perf_counter()
+        started = time.perf_counter()
         try:
             return contextvars.copy_context().run(fn, **kwargs)
         finally:
             if time.perf_counter() - started >= SHORT_S:
-                after = _usage()  # preempted by another process, the loop was not held: no demotion
-                if after[0] - before[0] >= SHORT_S / 2 or after[1] < 0 or after[1] > before[1]:
-                    self.inline, self.streak = False, 0
-                    self.demotions += 1
-                    self.needed = PROOF_RUNS * 4 ** min(self.demotions, MAX_BACKOFF)
+                self.demotions += 1
+                self._strike()
 
 
 class _LongCallWatch:
