@@ -1,8 +1,9 @@
 """Where a tool's function runs: on the event loop, in a worker thread, or in a worker process.
 
 Coroutine functions run on the event loop. Plain functions run in the server's `ToolThreads`
-(`run_in="thread"`, the default) or, with `run_in="process"`, in its `ToolProcesses`. One
-`Executors` per server owns both pools; `executor_for` checks a tool's choice at registration and
+(the default: on a worker thread, or inline on the loop once a function has proved short, see
+`threads.py`), with `run_in="thread"` always on a worker thread, or with `run_in="process"` in its
+`ToolProcesses`. One `Executors` per server owns both pools; `executor_for` checks a tool's choice at registration and
 `shutdown` stops both pools with the server.
 
 Must not import: session, server, tools, transports (it knows functions, not MCP).
@@ -38,6 +39,7 @@ class Executors:
                  switch_interval: float | None = DEFAULT_SWITCH_INTERVAL) -> None:
         self.threads = ToolThreads(max_sync_threads, switch_interval=switch_interval)
         self.processes = ToolProcesses(max_tool_processes)
+        self.threads_only = _ThreadsOnly(self.threads)
 
     def executor_for(
         self, fn: Callable[..., Any], run_in: RunIn | None, name: str, context_type: type
@@ -52,7 +54,7 @@ class Executors:
             if is_async:
                 raise TypeError(f"tool {name!r}: run_in='thread' applies to plain (def) functions; "
                                 "a coroutine function runs on the event loop")
-            return self.threads
+            return self.threads_only
         check_function(fn, name)
         if _takes_context(fn, context_type):
             raise TypeError(f"tool {name!r} cannot run in a process: it takes a Context, which lives in the "
@@ -63,6 +65,18 @@ class Executors:
         """Stop both pools (each starts again on its next call)."""
         self.threads.shutdown()
         self.processes.shutdown()
+
+
+class _ThreadsOnly:
+    """`ToolThreads` for `run_in="thread"`: every call on a worker thread, never inline."""
+
+    accepts_context = True
+
+    def __init__(self, threads: ToolThreads) -> None:
+        self.threads = threads
+
+    async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        return await self.threads.run(fn, kwargs, may_inline=False)
 
 
 def _takes_context(fn: Callable[..., Any], context_type: type) -> bool:

@@ -20,6 +20,26 @@ function that waits (I/O, sleep) uses little CPU and is never held back. `switch
 leaves the interpreter alone and turns both off. CPU-heavy functions belong in a process
 (`run_in="process"`, see `processes.py`), where they do not share the interpreter at all.
 
+A function that has proved short runs *inline*, on the event loop's thread, without the hop to a
+worker and back (which costs several times the call itself). The rule, per function:
+
+- its first calls always run on a worker thread, each timed there (wall clock and the thread's CPU time);
+- after `PROOF_RUNS` consecutive runs that each took under `SHORT_S` (200 µs) its calls run inline;
+- a run on a thread that *waited* (`WAIT_S`, 50 µs, or more of its wall clock off the CPU: a sleep, I/O, a
+  lock, a call into the event loop) starts its proof again with four times the runs, and `MAX_WAITS` such
+  runs keep it on threads for good: inline, a function that blocks would stall the loop, and one that waits
+  for the loop would wait forever. (Being preempted by another process looks the same; it is rare enough
+  within a proof to cost a function its place only on a machine far beyond its CPUs.)
+- an inline run that takes `SHORT_S` or more (wall clock) sends the function back to threads at once (that
+  one run held the loop that long), and it must prove itself again with `PROOF_RUNS * 4 ** strikes` short
+  runs in a row (at most `PROOF_RUNS * 4 ** MAX_BACKOFF`): a function that is slow now and then seldom or
+  never gets that far again, one that was slowed once by the machine does;
+- `run_in="thread"` (`may_inline=False`) keeps a function on threads whatever it does, and so do
+  platforms whose thread clock is coarse (Windows), where a run's wait cannot be measured.
+
+An inline call runs in a copy of the caller's context variables, as a worker call does; it cannot be
+cancelled while it runs (it is short by then) and takes no place in the limit.
+
 `run_in_worker` serves the other sync handlers (resources, prompts, completions, validators) from
 one shared pool of `SHARED_LIMIT` threads that leaves the switch interval alone.
 
@@ -45,6 +65,13 @@ DEFAULT_SWITCH_INTERVAL = 0.0005  # seconds; CPython's default is 0.005
 THREAD_NAME_PREFIX = "mcp_kit-worker"
 SHARED_LIMIT = 40
 LONG_CALL_S = 0.005  # a sync call running this long lowers the switch interval (CPython's default interval)
+SHORT_S = 0.0002  # a run under this (wall clock) is short: the longest an inline call may hold the loop
+WAIT_S = 0.00005  # a run this long off the CPU (wall clock minus the thread's CPU time) waited on something
+PROOF_RUNS = 16  # consecutive short runs on a thread before a function runs inline
+MAX_BACKOFF = 4  # strikes (demotions, waits) beyond this ask no more proof runs (PROOF_RUNS * 4 ** MAX_BACKOFF)
+MAX_WAITS = 3  # runs that waited before a function stays on threads for good
+# A thread clock that can tell a 50 µs wait from work (Windows' counts in 15.6 ms ticks).
+FINE_THREAD_CLOCK = sys.platform != "win32" and time.get_clock_info("thread_time").resolution <= 1e-6
 
 
 def machine_cpus() -> int:
@@ -77,7 +104,7 @@ class ToolThreads:
     accepts_context = True
 
     def __init__(self, limit: int | None = None, *, switch_interval: float | None = DEFAULT_SWITCH_INTERVAL,
-                 name: str = THREAD_NAME_PREFIX, heavy_limit: int | None = None) -> None:
+                 name: str = THREAD_NAME_PREFIX, heavy_limit: int | None = None, inline: bool = True) -> None:
         self.limit = check_limit(limit, "max_sync_threads", default_thread_limit)
         self.heavy_limit = min(self.limit, check_limit(heavy_limit, "heavy_limit", machine_cpus))
         if switch_interval is not None and not (isinstance(switch_interval, (int, float)) and switch_interval > 0):
@@ -88,16 +115,23 @@ class ToolThreads:
         self._watch = _LongCallWatch(switch_interval) if switch_interval is not None else None
         self._heavy_slots: asyncio.Semaphore | None = None
         self._heavy_loop: asyncio.AbstractEventLoop | None = None
+        self._inline = inline and FINE_THREAD_CLOCK
+        self._records: weakref.WeakKeyDictionary[Callable[..., Any], _Record] = weakref.WeakKeyDictionary()
 
     @property
     def started(self) -> bool:
         return self._executor is not None
 
-    async def run(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
-        """`fn(**kwargs)` on a worker thread, with the caller's context variables."""
+    async def run(self, fn: Callable[..., T], kwargs: dict[str, Any], may_inline: bool = True) -> T:
+        """`fn(**kwargs)` on a worker thread (or inline, once proved short), with the caller's context variables."""
+        record = self._record(fn) if may_inline and self._inline else None
+        if record is not None and record.inline:
+            return record.run_inline(fn, kwargs)
         executor = self._executor or self._start()
         loop = asyncio.get_running_loop()
         call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+        if record is not None and not record.thread_only:
+            call = functools.partial(record.run_on_thread, call)
         watch = self._watch
         if watch is None:
             return await loop.run_in_executor(executor, call)
@@ -111,6 +145,20 @@ class ToolThreads:
                 return await loop.run_in_executor(executor, watch.timed, fn, call)
         finally:
             watch.in_flight -= 1
+
+    def runs_inline(self, fn: Callable[..., Any]) -> bool:
+        """Whether the next call of `fn` runs inline, on the event loop's thread."""
+        record = self._records.get(fn) if self._inline else None
+        return record is not None and record.inline
+
+    def _record(self, fn: Callable[..., Any]) -> _Record | None:
+        try:
+            record = self._records.get(fn)
+            if record is None:
+                record = self._records[fn] = _Record()
+        except TypeError:  # a callable that takes no weak reference: never proved, always on a thread
+            return None
+        return record
 
     def _heavy_gate(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
         if self._heavy_slots is None or self._heavy_loop is not loop:
@@ -130,6 +178,52 @@ class ToolThreads:
             executor.shutdown(wait=False, cancel_futures=True)
         if self._watch is not None:
             self._watch.stop()
+
+
+class _Record:
+    """How one function's runs went: whether it has proved short (`inline`), or must stay on threads."""
+
+    __slots__ = ("demotions", "inline", "needed", "streak", "thread_only", "waits")
+
+    def __init__(self) -> None:
+        self.streak = 0  # consecutive short runs on threads
+        self.needed = PROOF_RUNS
+        self.inline = False
+        self.thread_only = False
+        self.demotions = 0
+        self.waits = 0
+
+    def _strike(self) -> None:
+        self.inline, self.streak = False, 0
+        self.needed = PROOF_RUNS * 4 ** min(self.demotions + self.waits, MAX_BACKOFF)
+
+    def run_on_thread(self, call: Callable[[], T]) -> T:
+        """Run `call` on this worker thread, timed: a short run counts towards `inline`, a wait against it."""
+        cpu, started = time.thread_time(), time.perf_counter()
+        try:
+            return call()
+        finally:
+            wall = time.perf_counter() - started
+            if wall - (time.thread_time() - cpu) >= WAIT_S:
+                self.waits += 1
+                self.thread_only = self.waits >= MAX_WAITS
+                self._strike()
+            elif wall >= SHORT_S:
+                self.streak = 0
+            else:
+                self.streak += 1
+                if self.streak >= self.needed and not self.thread_only:
+                    self.inline = True
+
+    def run_inline(self, fn: Callable[..., T], kwargs: dict[str, Any]) -> T:
+        """`fn(**kwargs)` here, on the loop's thread; a run that held the loop long sends it back to threads."""
+        started = time.perf_counter()
+        try:
+            return contextvars.copy_context().run(fn, **kwargs)
+        finally:
+            if time.perf_counter() - started >= SHORT_S:
+                self.demotions += 1
+                self._strike()
 
 
 class _LongCallWatch:
@@ -264,7 +358,7 @@ async def run_in_worker(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run `fn(*args, **kwargs)` in the shared worker pool with the caller's context variables."""
     global _shared
     if _shared is None:
-        _shared = ToolThreads(SHARED_LIMIT, switch_interval=None)
+        _shared = ToolThreads(SHARED_LIMIT, switch_interval=None, inline=False)
     if args:
         return await _shared.run(functools.partial(fn, *args), kwargs)
     return await _shared.run(fn, kwargs)

@@ -46,26 +46,41 @@ def _link(headers: dict[str, str], reason: str) -> Link | None:
 class Spans:
     def __init__(self, tracer: Any) -> None:
         self.tracer = tracer
+        # (method, wire method, target, version, transport, stateless) -> (span name, the attributes those fix)
+        self._shapes: dict[tuple[str, str, str | None, str, str, bool], tuple[str, dict[str, Any]]] = {}
 
-    def start(self, call: Call, method: str, target: str | None, version: str, transport: str,
-              links: list[dict[str, str]]) -> _Open:
-        ctx = call.ctx
-        incoming = hooks.incoming_context(ctx.meta)
-        parent = _context_of(incoming) if incoming is not None else None  # None: the current context
+    def _shape(self, call: Call, method: str, target: str | None, version: str,
+               transport: str) -> tuple[str, dict[str, Any]]:
+        key = (method, call.method, target, version, transport, call.stateless)
+        found = self._shapes.get(key)
+        if found is not None:
+            return found
         attributes: dict[str, Any] = {"mcp.method.name": method, "mcp.protocol.version": version,
                                       "network.transport": transport}
         if transport == "tcp":
             attributes["network.protocol.name"] = "http"
-        if ctx.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(ctx.request_id)
-        if not call.stateless:
-            attributes["mcp.session.id"] = ctx.session_id
         if target is not None:
             if call.method == "tools/call":
                 attributes["gen_ai.tool.name"] = target
                 attributes["gen_ai.operation.name"] = "execute_tool"
             else:
                 attributes["gen_ai.prompt.name"] = target
+        shape = (f"{method} {target}" if target is not None else method, attributes)
+        if len(self._shapes) < 4096:  # bounded: methods, registered names and versions are
+            self._shapes[key] = shape
+        return shape
+
+    def start(self, call: Call, method: str, target: str | None, version: str, transport: str,
+              links: list[dict[str, str]]) -> _Open:
+        ctx = call.ctx
+        incoming = hooks.incoming_context(ctx.meta)
+        parent = _context_of(incoming) if incoming is not None else None  # None: the current context
+        name, fixed = self._shape(call, method, target, version, transport)
+        attributes = dict(fixed)
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if not call.stateless:
+            attributes["mcp.session.id"] = ctx.session_id
         uri = call.uri
         if uri is not None:
             attributes["mcp.resource.uri"] = uri[:2048]
@@ -74,9 +89,9 @@ class Spans:
             if ctx.task_id is not None:
                 attributes["mcp.task.id"] = ctx.task_id
         made_links = [link for link in (_link(each, "input_round" if not call.in_task else "task_created")
-                                        for each in links) if link is not None]
-        span = self.tracer.start_span(f"{method} {target}" if target is not None else method, context=parent,
-                                      kind=SpanKind.SERVER, attributes=attributes, links=made_links)
+                                        for each in links) if link is not None] if links else None
+        span = self.tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes,
+                                      links=made_links)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         return _Open(span, token)
 
