@@ -8,7 +8,8 @@ the answers are the validation messages a model reads and no tool ever runs.
 
 `tests/fixtures/tool_listings.json` holds what `collect()` returned with tool schemas built eagerly, at
 registration, as the eager code did (regenerated once from that code when the tasks extension added its
-fields and tools: byte for byte what the lazy code gives); `test_tool_listings_golden` checks that
+fields and tools, and again when the stock and weather tools gained their MCP Apps `_meta.ui` links: byte for byte
+what the lazy code gives); `test_tool_listings_golden` checks that
 nothing a client sees has changed.
 Regenerate it only for an intended change of a schema or a message:
 
