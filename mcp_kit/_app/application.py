@@ -29,6 +29,7 @@ from .._execution.threads import DEFAULT_SWITCH_INTERVAL
 from .._primitives.completions import CompletionRegistry
 from .._primitives.prompts import PromptEntry, make_prompt
 from .._primitives.resources import ResourceRegistry, make_resource, set_validator, validate_variables
+from .._primitives.signature import DefinitionError, report
 from .._primitives.tools import ToolRegistry, make_tool
 from .._protocol.errors import MCPError
 from .._protocol.versions import is_stateless, shape_capabilities, shape_server_info
@@ -172,7 +173,12 @@ class Application:
     def add_tool(self, fn: Callable[..., Any], *, run_in: RunIn | None = None, **options: Any) -> None:
         """Register (or replace) a tool; connected clients hear `tools/list_changed`."""
         executor = self.executors.executor_for(fn, run_in, options.get("name") or fn.__name__, Context)
-        self.tools.add(make_tool(fn, Context, executor=executor, **options))
+        try:
+            tool = make_tool(fn, Context, executor=executor, **options)
+        except DefinitionError as exc:
+            report(exc)  # raises, but inside `collecting_problems()` (mcp-kit check): recorded, tool left out
+            return
+        self.tools.add(tool)
         if options.get("timeout") is not None and "timeouts" not in self.builtin_middleware:
             from ..middleware._timeouts import Timeouts  # a tool's own limit needs the middleware enforcing it
 
@@ -216,7 +222,12 @@ class Application:
         """
 
         def decorate(fn: F) -> F:
-            self.resources.add(make_resource(fn, uri, Context, **options))
+            try:
+                entry = make_resource(fn, uri, Context, **options)
+            except DefinitionError as exc:
+                report(exc)
+                return fn
+            self.resources.add(entry)
             self._list_changed("resources")
             return fn
 
@@ -284,7 +295,11 @@ class Application:
         """Register a prompt: `@app.prompt` or `@app.prompt(name=..., title=..., description=...)`."""
 
         def decorate(f: F) -> F:
-            entry = make_prompt(f, Context, **options)
+            try:
+                entry = make_prompt(f, Context, **options)
+            except DefinitionError as exc:
+                report(exc)
+                return f
             self.prompts[entry.name] = entry
             self._list_changed("prompts")
             return f

@@ -35,7 +35,7 @@ def add_telemetry_arguments(parser: argparse.ArgumentParser) -> None:
                             f"serve them on a loopback port (--metrics-port, default {DEFAULT_METRICS_PORT}); "
                             "needs mcp-kit[otel] [env MCP_METRICS=1]")
     port = env("MCP_METRICS_PORT", "").strip()
-    group.add_argument("--metrics-port", type=int, default=int(port) if port else None, metavar="PORT",
+    group.add_argument("--metrics-port", type=int, default=port or None, metavar="PORT",  # argparse converts it
                        help="serve /metrics on this loopback port rather than the HTTP app's (0: any free port, "
                             "logged); implies --metrics [env MCP_METRICS_PORT]")
     group.add_argument("--log-format", choices=LOG_FORMATS, default=env("MCP_LOG_FORMAT", "text") or "text",
