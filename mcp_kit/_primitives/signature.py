@@ -128,7 +128,8 @@ def check_signature(fn: Callable[..., Any], context_type: type, label: str) -> N
             continue
         try:
             field = _field(annotation, ... if param.default is inspect.Parameter.empty else param.default, None)
-            create_model("probe", __base__=_Arguments, **{param.name: (annotation, field)}).model_json_schema()
+            fields: dict[str, Any] = {param.name: (annotation, field)}
+            create_model("probe", __base__=_Arguments, **fields).model_json_schema()
         except Exception as exc:
             shown = getattr(annotation, "__qualname__", None) or repr(annotation)
             module = getattr(annotation, "__module__", "")

@@ -76,3 +76,15 @@ def test_check_of_a_sound_server_exits_0(tmp_path: Path, capsys: pytest.CaptureF
 @pytest.mark.parametrize("example", ["demo_server.py", "skills_server.py", "tasks_server.py"])
 def test_check_passes_the_examples(example: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(ROOT / "examples" / example)]) == 0, capsys.readouterr()
+
+
+def test_the_reference_servers_have_no_problems(tmp_path: Path) -> None:
+    from mcp_kit._cli.check import server_problems
+    from servers.filesystem.server import build_server as filesystem
+    from servers.stock.providers import make_provider as stock_provider
+    from servers.stock.server import build_server as stock
+    from servers.weather.providers import make_provider as weather_provider
+    from servers.weather.server import build_server as weather
+
+    for app in (stock(stock_provider("sample")), weather(weather_provider("sample")), filesystem([tmp_path])):
+        assert server_problems(app) == [], app.name
