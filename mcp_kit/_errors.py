@@ -20,7 +20,7 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
     ├── MissingBackendExtra (ImportError)  _backends/__init__.py  --backend redis://... without the redis package
-    ├── MissingTelemetryExtra (ImportError)  _telemetry/otel.py  telemetry asked for without mcp-kit[otel]
+    ├── MissingTelemetryExtra (ImportError)  _telemetry/otel.py  telemetry asked for without mcp-kit-framework[otel]
     ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its bounds
     │   └── StateTooLarge             _app/state.py          a ctx.state write over its bounds
     ├── StateUnavailable              _app/state.py          ctx.user_state without an OAuth caller

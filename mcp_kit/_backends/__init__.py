@@ -10,7 +10,7 @@ Redis `TaskStore` of `mcp_kit.tasks` lives in `tasks/_redis_store.py`. Two imple
   the transports skip every backend call on the hot path (`backend.shared` is False).
 - `RedisBackend` (`redis_backend.py`): every process of a deployment on one Redis (or Redis
   Cluster), chosen by URL (`open_backend`): `redis://`, `rediss://` (TLS), `unix://`, and
-  `redis+cluster://host:port` (or `?cluster=1`) for a cluster. Needs `pip install 'mcp-kit[redis]'`.
+  `redis+cluster://host:port` (or `?cluster=1`) for a cluster. Needs `pip install 'mcp-kit-framework[redis]'`.
 
 Must not import: session, server, transports, or anything MCP.
 """

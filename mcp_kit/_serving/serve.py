@@ -138,7 +138,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     group.add_argument("--backend", default=env("MCP_BACKEND") or None,
                        help="where HTTP sessions, event streams, subscriptions and request state are shared: memory "
                             "(default: this process only) or a Redis URL, e.g. redis://127.0.0.1:6379/0, rediss://..., "
-                            "redis+cluster://host:port (needs mcp-kit[redis]) [env MCP_BACKEND]")
+                            "redis+cluster://host:port (needs mcp-kit-framework[redis]) [env MCP_BACKEND]")
     group.add_argument("--workers", type=int, default=_from_env("MCP_WORKERS", int, 1, "an integer"),
                        help="HTTP processes serving the same port (POSIX; more than 1 needs --backend redis://...) "
                             "[env MCP_WORKERS]")
