@@ -14,12 +14,14 @@ from the built-in a caller would expect, such as ValueError or TypeError).
     │       └── SkillNotFound         skills/_errors.py      -32602, an unknown skill:// URI
     ├── EncodeError (ValueError)      _protocol/jsonrpc.py   a value that cannot be written as JSON
     ├── ToolError                     _protocol/errors.py    raised in a tool: isError: true with this message
-    ├── ToolDefinitionError (TypeError)  _primitives/tools.py  a function that cannot be served as a tool
+    ├── DefinitionError (TypeError)   _primitives/signature.py  a function that cannot be served as declared (file:line)
+    │   └── ToolDefinitionError       _primitives/tools.py   ... as a tool
     ├── ToolCrashed                   _primitives/tools.py   inside the middleware chain: a tool raised unexpectedly
     ├── MountCollision (ValueError)   _app/mounts.py         two sources for one tool, prompt or resource name
     ├── ProcessPoolError (RuntimeError)  _execution/processes.py  a run_in="process" worker failed
     ├── BackendUnavailable            _backends/base.py      the shared backend (Redis) cannot be reached
-    ├── MissingTelemetryExtra (ImportError)  _telemetry/otel.py  telemetry asked for without mcp-kit[otel]
+    ├── MissingBackendExtra (ImportError)  _backends/__init__.py  --backend redis://... without the redis package
+    ├── MissingTelemetryExtra (ImportError)  _telemetry/otel.py  telemetry asked for without mcp-kit-framework[otel]
     ├── StoreLimitExceeded            _backends/base.py      a key-value store write over its bounds
     │   └── StateTooLarge             _app/state.py          a ctx.state write over its bounds
     ├── StateUnavailable              _app/state.py          ctx.user_state without an OAuth caller

@@ -1,8 +1,14 @@
 """An in-memory MCP client for testing servers without processes or sockets.
 
+    app = MCPServer("calculator")
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
     async with connect(app) as client:
         result = await client.call_tool("add", {"a": 1, "b": 2})
-        assert result["content"][0]["text"] == "3"
+        assert result["content"][0]["text"] == "3"  # a float result would read "3.0"
 
 Messages cross as real JSON, so what passes here passes on the wire. Results are the wire
 JSON (dicts); errors raise `MCPError` with the JSON-RPC code.

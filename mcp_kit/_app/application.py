@@ -30,6 +30,7 @@ from .._execution.threads import DEFAULT_SWITCH_INTERVAL
 from .._primitives.completions import CompletionRegistry
 from .._primitives.prompts import PromptEntry, make_prompt
 from .._primitives.resources import ResourceRegistry, make_resource, set_validator, validate_variables
+from .._primitives.signature import DefinitionError, report
 from .._primitives.tools import ToolRegistry, make_tool
 from .._primitives.transforms import Arg, ToolTransform, transformed_tool
 from .._protocol.dispatcher import after_answer
@@ -199,7 +200,11 @@ class Application:
         for mount in self.mounted_in:  # a name a parent already holds elsewhere: refused before anything changes
             mount.check("tools", name)
         executor = self.executors.executor_for(fn, run_in, name, Context)
-        tool = make_tool(fn, Context, executor=executor, **options)
+        try:
+            tool = make_tool(fn, Context, executor=executor, **options)
+        except DefinitionError as exc:
+            report(exc)  # raises, but inside `collecting_problems()` (mcp-kit check): recorded, tool left out
+            return
         old = self.tool_transforms.get(name)
         if old is not None and old.name:  # replaced: the renamed entry of the old one goes too
             self.tools.remove(old.name)
@@ -306,7 +311,12 @@ class Application:
         def decorate(fn: F) -> F:
             for mount in self.mounted_in:
                 mount.check("resources", uri)
-            self.resources.add(make_resource(fn, uri, Context, **options))
+            try:
+                entry = make_resource(fn, uri, Context, **options)
+            except DefinitionError as exc:
+                report(exc)
+                return fn
+            self.resources.add(entry)
             self._list_changed("resources")
             return fn
 
@@ -374,7 +384,11 @@ class Application:
         """Register a prompt: `@app.prompt` or `@app.prompt(name=..., title=..., description=...)`."""
 
         def decorate(f: F) -> F:
-            entry = make_prompt(f, Context, **options)
+            try:
+                entry = make_prompt(f, Context, **options)
+            except DefinitionError as exc:
+                report(exc)
+                return f
             for mount in self.mounted_in:
                 mount.check("prompts", entry.name)
             self.prompts[entry.name] = entry

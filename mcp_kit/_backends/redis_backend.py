@@ -51,7 +51,8 @@ try:
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import RedisError
 except ImportError as missing:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the Redis backend needs the redis package: pip install 'mcp-kit[redis]'") from missing
+    raise ImportError("the Redis backend needs the redis package: pip install 'redis>=5' "
+                      "(in a clone: pip install -e '.[redis]')") from missing
 
 from .base import (
     DEFAULT_MAX_KEYS,

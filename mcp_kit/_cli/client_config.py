@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -133,21 +134,23 @@ def backup(path: Path) -> Path | None:
         target = path.with_name(f"{path.name}.bak-{stamp}-{counter}")
         counter += 1
     target.write_bytes(path.read_bytes())
+    os.chmod(target, stat.S_IMODE(path.stat().st_mode))  # a private config's backup stays private
     return target
 
 
 def write_config(path: Path, config: dict[str, Any]) -> None:
-    """Write JSON atomically (a temporary file, then a rename), keeping an existing file's mode (a new
-    file gets the mode the umask gives, not the temporary file's 0600)."""
+    """Write JSON atomically (a temporary file, then a rename), keeping the file's mode (a new file gets the
+    mode the umask gives any new file, not the temporary file's 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
-        mode = path.stat().st_mode & 0o7777
+        mode = stat.S_IMODE(path.stat().st_mode)
     else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(temporary, mode)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(config, out, indent=2, ensure_ascii=False)
             out.write("\n")

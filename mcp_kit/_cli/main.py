@@ -10,6 +10,10 @@
     mcp-kit install CLIENT TARGET|-m MODULE [--env K=V] [--name N] [--project DIR] [--dry-run] [-- SERVER_ARGS]
     mcp-kit dev    TARGET [--inspector] [--watch DIR] [-- SERVER_ARGS]
     mcp-kit config claude|cursor [SERVER ...] [--write] [--project DIR] [--root DIR] [--config-path FILE]
+    mcp-kit check  MODULE_OR_PATH[:ATTR]
+
+Options may come anywhere after the command, between its positional arguments too
+(`mcp-kit call T TOOL --timeout 5 key=value`).
 
 Exit status: 0 success, 1 a tool reported isError (or a config file could not be updated, or a tool's
 schema could not be exported),
@@ -24,10 +28,11 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from .._protocol.errors import MCPError
-from .._serving.serve import add_run_arguments
+from .._serving.serve import DefaultsHelpFormatter, add_run_arguments
 from ..client import ClientError
 from . import exit_codes
 from .arguments import json_after_flag
@@ -43,9 +48,15 @@ from .talk import add_target_arguments, run_talk_command
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-kit", description="Run MCP servers and talk to any MCP server.",
                                      epilog="Exit status: 0 ok, 1 tool error (isError), 2 usage, 3 JSON-RPC error, "
-                                            "4 cannot start/reach the server.")
+                                            "4 cannot start/reach the server.", formatter_class=DefaultsHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mcp-kit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    plain_add_parser = commands.add_parser
+
+    def add_parser(name: str, **options: Any) -> argparse.ArgumentParser:
+        return plain_add_parser(name, formatter_class=DefaultsHelpFormatter, **options)
+
+    commands.add_parser = add_parser  # type: ignore[method-assign]  # every subcommand's --help shows defaults
 
     run = commands.add_parser("run", help="run an mcp_kit server", description="Run the MCPServer found in a module "
                               "or file: its `app` (or `server`, `mcp`), a factory without arguments such as "
@@ -131,7 +142,30 @@ def build_parser() -> argparse.ArgumentParser:
     preview.add_argument("--port", type=int, default=8765, help="the page's port (0: any free port; default 8765)")
     preview.add_argument("--sandbox-port", type=int, default=0,
                          help="the sandbox proxy's port, another origin (default: any free port)")
+
+    check = commands.add_parser(
+        "check", help="build every schema, template and prompt of a server and report every problem",
+        description="Import the server as `run` would, build what tools/list, tools/call, the template and prompt "
+                    "lists need for each primitive, and print every problem with the file and line of its "
+                    "function. Exit status 0 when there is none, 1 otherwise.")
+    check.add_argument("spec", metavar="MODULE_OR_PATH[:ATTR]", help="e.g. myserver, pkg.module:app, ./server.py")
     return parser
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`argv` parsed with options allowed between positional arguments, for every subcommand.
+
+    argparse's `parse_intermixed_args` cannot take subcommands, so the command is found first and its own
+    parser reads the rest intermixed.
+    """
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    index = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
+    if index is None or argv[index] not in commands.choices or argv[:index]:
+        return parser.parse_args(argv)  # -h, --version, no or an unknown command: argparse says what is wrong
+    command = argv[index]
+    args = commands.choices[command].parse_intermixed_args(argv[index + 1:])
+    args.command = command
+    return args
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -162,6 +196,10 @@ def dispatch(args: argparse.Namespace) -> int:
         from .apps_preview import preview_command
 
         return preview_command(args.spec, args.host, args.port, args.sandbox_port)
+    if args.command == "check":
+        from .check import check_command
+
+        return check_command(args.spec)
     return run_talk_command(args)
 
 
@@ -189,11 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     raw, server_args = split_server_args(raw)
     parser = build_parser()
-    args, extras = parser.parse_known_args(json_after_flag(raw))
-    if extras and getattr(args, "target", "") is None and len(extras) == 1 and not extras[0].startswith("-"):
-        args.target = extras[0]  # `install CLIENT --env K=V TARGET`: TARGET after an option
-    elif extras:
-        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    if raw and raw[0] in ("install", "dev", "proxy"):  # TARGET after options; proxy's `-- COMMAND ...` as given
+        args, extras = parser.parse_known_args(json_after_flag(raw))
+        if extras and getattr(args, "target", "") is None and len(extras) == 1 and not extras[0].startswith("-"):
+            args.target = extras[0]  # `install CLIENT --env K=V TARGET`: TARGET after an option
+        elif extras:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    else:
+        args = parse_arguments(parser, json_after_flag(raw))
     args.server_args = server_args
     if args.command not in ("run", "proxy"):  # a server (run, proxy) logs as any server does (its endpoints included)
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="mcp-kit: warning: %(message)s")

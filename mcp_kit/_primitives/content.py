@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from .._protocol.jsonrpc import dumps
+from .._protocol.jsonrpc import EncodeError, dumps
 
 # `mcp_types` (the official protocol models) is imported only when a value is one of its models:
 # importing it costs ~200 ms and ~20 MiB, which a server that never uses the models should not pay.
@@ -79,14 +80,22 @@ def dump_model(model: BaseModel) -> dict[str, Any]:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Plain JSON data for a return value (models dumped, dataclasses converted)."""
+    """Plain JSON data for a return value: models dumped, dataclasses converted, sets as lists, datetimes,
+    dates and times as ISO 8601, UUIDs, decimals and paths as strings, enums as their values (pydantic's
+    JSON mode), anywhere in the value. What has no JSON form is left as it is."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return json.loads(dumps(dataclasses.asdict(value)))
     if isinstance(value, (dict, list, tuple)):
-        return json.loads(dumps(value))
-    return value
+        try:
+            return json.loads(dumps(value))  # the fast path: orjson takes plain data, dates and dataclasses
+        except EncodeError:
+            pass
+    try:
+        return to_jsonable_python(value, by_alias=True)
+    except PydanticSerializationError:
+        return value
 
 
 def json_text(value: Any) -> str:

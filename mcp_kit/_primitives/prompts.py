@@ -13,7 +13,15 @@ from .._execution.threads import run_in_worker
 from .._protocol.errors import invalid_params
 from ..auth._scopes import scope_list
 from .content import dump_model, is_protocol_model, prompt_message
-from .signature import Signature, describe_validation_error, inspect_function, parse_docstring
+from .signature import (
+    DefinitionError,
+    Signature,
+    check_signature,
+    describe_validation_error,
+    inspect_function,
+    parse_docstring,
+    where,
+)
 
 
 @dataclass(slots=True)
@@ -52,7 +60,16 @@ def make_prompt(fn: Callable[..., Any], context_type: type, *, name: str | None 
                 description: str | None = None, icons: list[dict[str, Any]] | None = None,
                 scopes: str | list[str] | tuple[str, ...] | None = None) -> PromptEntry:
     docs = parse_docstring(fn)
-    return PromptEntry(name=name or fn.__name__, fn=fn, signature=inspect_function(fn, context_type, docs),
+    label = f"prompt {name or fn.__name__!r}"
+    check_signature(fn, context_type, label)
+    try:
+        signature = inspect_function(fn, context_type, docs)
+    except DefinitionError:
+        raise
+    except Exception as exc:
+        raise DefinitionError(f"{where(fn)}: {label}: cannot build its arguments from the function's signature: "
+                              f"{type(exc).__name__}: {exc}") from None
+    return PromptEntry(name=name or fn.__name__, fn=fn, signature=signature,
                        title=title, description=description or docs.description or None, icons=icons,
                        scopes=scope_list(scopes, f"prompt {name or fn.__name__!r}"))
 

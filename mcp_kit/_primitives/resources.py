@@ -23,7 +23,14 @@ from .._execution.threads import run_in_worker
 from .._protocol.errors import InsufficientScopeError, ResourceNotFound, invalid_params
 from ..auth._scopes import scope_list
 from .content import dump_model, is_protocol_model, json_text, to_jsonable
-from .signature import Signature, describe_validation_error, inspect_variables, is_context_annotation
+from .signature import (
+    DefinitionError,
+    Signature,
+    describe_validation_error,
+    inspect_variables,
+    is_context_annotation,
+    where,
+)
 
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -85,15 +92,47 @@ def make_resource(fn: Callable[..., Any], uri: str, context_type: type, **option
     scopes = scope_list(options.pop("scopes", None), f"resource {uri!r}")
     entry = ResourceEntry(uri=uri, name=options.pop("name", None) or fn.__name__, fn=fn,
                           description=options.pop("description", None) or doc, scopes=scopes, **options)
-    hints = inspect.get_annotations(fn, eval_str=True)
-    for param in inspect.signature(fn).parameters.values():
+    label = f"resource template {uri!r}" if is_template(uri) else f"resource {uri!r}"
+    try:
+        hints = inspect.get_annotations(fn, eval_str=True)
+    except Exception as exc:
+        raise DefinitionError(f"{where(fn)}: {label}: cannot read the annotations of {fn.__name__}(): "
+                              f"{type(exc).__name__}: {exc}") from None
+    parameters = inspect.signature(fn).parameters
+    for param in parameters.values():
         if is_context_annotation(hints.get(param.name), context_type):
             entry.context_param = param.name
-    if is_template(uri):
-        entry.pattern, names = compile_template(uri)
+    names = compile_template(uri)[1] if is_template(uri) else []
+    _check_parameters(fn, label, names, parameters, entry.context_param)
+    if names:
+        entry.pattern, _ = compile_template(uri)
         entry.variables = tuple(names)
-        entry.signature = inspect_variables(fn, names)
+        try:
+            entry.signature = inspect_variables(fn, names)
+        except Exception as exc:
+            raise DefinitionError(f"{where(fn)}: {label}: cannot build the model of its variables from "
+                                  f"{fn.__name__}()'s annotations: {type(exc).__name__}: {exc}") from None
     return entry
+
+
+def _check_parameters(fn: Callable[..., Any], label: str, names: list[str],
+                      parameters: Any, context_param: str | None) -> None:
+    """Every `{variable}` is a parameter of `fn`, and every parameter without a default is a variable (or the
+    Context): otherwise each read would fail calling `fn`. DefinitionError naming the function's file:line."""
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    named = [p.name for p in parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unmatched = [name for name in names if name not in named and not takes_any]
+    if unmatched:
+        listed = ", ".join(n for n in named if n != context_param) or "none"
+        raise DefinitionError(f"{where(fn)}: {label}: {', '.join('{' + n + '}' for n in unmatched)} matches no "
+                              f"parameter of {fn.__name__}() (its parameters: {listed}); name them alike")
+    needed = [p.name for p in parameters.values()
+              if p.default is p.empty and p.name != context_param and p.name not in names
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if needed:
+        what = "the URI has no variable" if names else "a fixed resource is read without arguments"
+        raise DefinitionError(f"{where(fn)}: {label}: {fn.__name__}() requires {', '.join(needed)}, for which {what};"
+                              " give it a default or add {" + needed[0] + "} to the URI")
 
 
 class ResourceRegistry:

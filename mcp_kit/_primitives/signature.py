@@ -1,24 +1,145 @@
 """Function signatures as JSON Schema: parameters -> an argument model, docstrings -> descriptions.
 
 Built once at registration, never per call. Parameters annotated with `Context` are injected,
-not described.
+not described. `check_signature` is what registration checks at once (cheaply: no model is built
+for ordinary types); `DefinitionError` names the function's file and line; inside `collecting_problems()`
+(what `mcp-kit check` uses) registration records each problem instead of raising the first.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import datetime
+import decimal
+import enum
 import inspect
+import pathlib
 import re
+import types
 import typing
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from .._errors import MCPKitError
+
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _SECTION_HEADER = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+
+
+class DefinitionError(MCPKitError, TypeError):
+    """A function that cannot be served as it is declared (a bug in the server's code); the message begins
+    with the function's `file:line`."""
+
+
+_problems: contextvars.ContextVar[list[DefinitionError] | None] = contextvars.ContextVar("problems", default=None)
+
+
+@contextlib.contextmanager
+def collecting_problems() -> Iterator[list[DefinitionError]]:
+    """While inside, registration records each `DefinitionError` in the yielded list (and leaves that
+    function out) instead of raising it: how `mcp-kit check` reports every problem of a server at once."""
+    found: list[DefinitionError] = []
+    token = _problems.set(found)
+    try:
+        yield found
+    finally:
+        _problems.reset(token)
+
+
+def report(problem: DefinitionError) -> None:
+    """Raise `problem`, or record it when inside `collecting_problems()`."""
+    found = _problems.get()
+    if found is None:
+        raise problem
+    found.append(problem)
+
+
+def where(fn: Callable[..., Any]) -> str:
+    """`path/to/file.py:LINE` of the function `fn` (unwrapped), or its qualified name when it has no source."""
+    target = inspect.unwrap(fn) if callable(fn) else fn
+    code = getattr(target, "__code__", None)
+    if code is None:
+        code = getattr(vars(type(target)).get("__call__"), "__code__", None)  # a callable object
+    if code is None:
+        return getattr(target, "__qualname__", repr(target))
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+_PLAIN_TYPES: tuple[Any, ...] = (Any, str, int, float, bool, bytes, type(None), None, dict, list, tuple, set,
+                                 frozenset)
+_PLAIN_CLASSES = (BaseModel, enum.Enum, datetime.date, datetime.time, datetime.timedelta, decimal.Decimal,
+                  uuid.UUID, pathlib.PurePath)
+_PLAIN_ORIGINS: tuple[Any, ...] = (Union, types.UnionType, list, dict, tuple, set, frozenset, typing.Sequence,
+                                   typing.Mapping, typing.Iterable, typing.MutableSequence, typing.MutableMapping)
+
+
+def _plainly_describable(annotation: Any, depth: int = 0) -> bool:
+    """True when `annotation` surely becomes a JSON Schema (JSON types, models, enums, dates, their unions and
+    containers); False means "ask pydantic" (which then builds a model for this one parameter)."""
+    if depth > 20:
+        return False
+    if any(annotation is plain for plain in _PLAIN_TYPES) or annotation is Ellipsis:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, _PLAIN_CLASSES):
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return True
+    if origin is Annotated:
+        return _plainly_describable(get_args(annotation)[0], depth + 1)
+    if origin is not None and any(origin is plain for plain in _PLAIN_ORIGINS):
+        return all(_plainly_describable(arg, depth + 1) for arg in get_args(annotation))
+    return False
+
+
+def check_signature(fn: Callable[..., Any], context_type: type, label: str) -> None:
+    """What registration checks at once: no `*args`/`**kwargs` (MCP arguments are named, one schema property
+    each), and every parameter's type can become JSON Schema. Raises `DefinitionError` naming `file:line`.
+    Annotations that do not resolve yet (a forward reference to a class defined later) are checked when
+    the schema is first built."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError) as exc:
+        raise DefinitionError(f"{where(fn)}: {label}: cannot read the function's signature: {exc}") from None
+    for param in parameters:
+        if param.kind is param.VAR_POSITIONAL:
+            raise DefinitionError(f"{where(fn)}: {label}: *{param.name} cannot be passed by an MCP client (arguments "
+                                  f"are named); take a list instead, e.g. `{param.name}: list[str]`")
+        if param.kind is param.VAR_KEYWORD:
+            raise DefinitionError(f"{where(fn)}: {label}: **{param.name} has no JSON Schema (a client sees no "
+                                  f"argument); name each parameter, or take one `{param.name}: dict[str, Any]`")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise DefinitionError(f"{where(fn)}: {label}: {param.name} is positional-only (before `/`); MCP "
+                                  "arguments are passed by name")
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # a forward reference not defined yet: the first schema build says what is wrong
+        return
+    for param in parameters:
+        annotation = hints.get(param.name, Any)
+        if is_context_annotation(annotation, context_type) or _plainly_describable(annotation):
+            continue
+        try:
+            field = _field(annotation, ... if param.default is inspect.Parameter.empty else param.default, None)
+            fields: dict[str, Any] = {param.name: (annotation, field)}
+            create_model("probe", __base__=_Arguments, **fields).model_json_schema()
+        except Exception as exc:
+            shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+            module = getattr(annotation, "__module__", "")
+            if module and module != "builtins" and isinstance(annotation, type):
+                shown = f"{module}.{shown}"
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DefinitionError(
+                f"{where(fn)}: {label}: parameter {param.name!r} is typed {shown}, which has no JSON Schema "
+                f"({reason}); use a JSON type (str, int, float, bool, list, dict), a pydantic model, a dataclass "
+                "or a TypedDict") from None
 
 
 @dataclass(slots=True)
@@ -97,7 +218,8 @@ def inspect_function(fn: Callable[..., Any], context_type: type, docs: Docstring
             context_param = param.name
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
+            raise DefinitionError(f"{where(fn)}: {'*' if param.kind is param.VAR_POSITIONAL else '**'}{param.name} "
+                                  "cannot be described as a named argument (see check_signature)")
         default = ... if param.default is inspect.Parameter.empty else param.default
         field = _field(annotation, default, docs.params.get(param.name))
         fields[param.name] = (annotation, field)

@@ -30,7 +30,16 @@ from .._protocol.versions import shape_tool
 from ..auth._scopes import scope_list
 from .content import dump_model, error_result, tool_result
 from .cursors import decode_index_cursor, encode_index_cursor
-from .signature import Signature, describe_validation_error, inspect_function, output_schema, parse_docstring
+from .signature import (
+    DefinitionError,
+    Signature,
+    check_signature,
+    describe_validation_error,
+    inspect_function,
+    output_schema,
+    parse_docstring,
+    where,
+)
 
 if TYPE_CHECKING:
     from .._execution.executors import Executor
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("mcp_kit.tools")
 
 
-class ToolDefinitionError(MCPKitError, TypeError):
+class ToolDefinitionError(DefinitionError):
     """A tool's signature cannot be turned into a schema or an argument model (a bug in the server's code)."""
 
 
@@ -243,8 +252,10 @@ class Tool:
         return self._output
 
     def _cannot_build(self, what: str, error: Exception) -> ToolDefinitionError:
-        return ToolDefinitionError(f"tool {self.name!r}: cannot build {what} from the function's signature: "
-                                   f"{type(error).__name__}: {error}")
+        if isinstance(error, DefinitionError):
+            return ToolDefinitionError(str(error))
+        return ToolDefinitionError(f"{where(self.fn)}: tool {self.name!r}: cannot build {what} from the function's "
+                                   f"signature: {type(error).__name__}: {error}")
 
 
 def make_tool(
@@ -295,6 +306,10 @@ def make_tool(
         raise TypeError(
             f"tool {name or fn.__name__!r}: a plain (def) function needs an executor (a worker thread or process pool)"
         )
+    try:
+        check_signature(fn, context_type, f"tool {name or fn.__name__!r}")
+    except DefinitionError as exc:
+        raise ToolDefinitionError(str(exc)) from None
     hints = _annotations(annotations, title, read_only, destructive, idempotent, open_world)
     return Tool(
         name or fn.__name__,
@@ -384,7 +399,8 @@ class ToolRegistry:
             ordered = [tool for tool in ordered if visible(tool)]
         start = decode_index_cursor(cursor, len(ordered))
         end = start + size
-        result: dict[str, Any] = {"tools": [tool.wire(version) for tool in ordered[start:end]]}
+        result: dict[str, Any] = {"tools": [wire for tool in ordered[start:end]
+                                            if (wire := _listed(tool, version)) is not None]}
         if end < len(ordered):
             result["nextCursor"] = encode_index_cursor(end)
         return result
@@ -409,6 +425,15 @@ class ToolRegistry:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         listing = ", ".join(known) if known else "(none)"
         return invalid_params(f"Unknown tool '{name}'.{hint} Available tools: {listing}", {"tools": known})
+
+
+def _listed(tool: Tool, version: str) -> dict[str, Any] | None:
+    """A tool's listing entry; a tool whose schema cannot be built is left out (logged), never the whole list."""
+    try:
+        return tool.wire(version)
+    except ToolDefinitionError as exc:
+        logger.error("tools/list leaves out %s", exc)
+        return None
 
 
 async def call_tool(tool: Tool, arguments: dict[str, Any] | None, context: Any, *,

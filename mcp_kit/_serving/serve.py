@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import errno
 import logging
 import os
 import socket
@@ -43,17 +44,81 @@ from .._transports.stdio_mode import requested_mode
 from ..auth._options import add_oauth_arguments, auth_config_from_args
 
 TRANSPORTS = ("stdio", "http", "sse")
+PORT_HINT = "choose another port with --port N (or MCP_PORT), or --port 0 for any free one (the log names it)"
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """`--help` that shows each option's default (when it has one worth showing and its text does not say it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or default in (None, False, True, [], (), "") or default is argparse.SUPPRESS
+                or isinstance(default, BadEnvironment) or "default" in text.lower()):
+            return action.help
+        return f"{text} (default: %(default)s)"
+
+
+@dataclasses.dataclass(frozen=True)
+class BadEnvironment:
+    """An environment variable whose value its option cannot take: reported (exit 2) when the server starts,
+    unless the command line gives the option."""
+
+    name: str
+    value: str
+    expected: str
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value!r} is not {self.expected}; fix or unset it"
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535; 0: any free one)")
+    return port
+
+
+def _from_env(name: str, convert: Any, fallback: Any, expected: str) -> Any:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return fallback
+    try:
+        return convert(raw)
+    except (ValueError, argparse.ArgumentTypeError):
+        return BadEnvironment(name, raw, expected)
+
+
+def _env_transport() -> Any:
+    raw = os.environ.get("MCP_TRANSPORT")
+    if raw is None:
+        return "stdio"
+    if raw.strip().lower() in TRANSPORTS:
+        return raw.strip().lower()
+    return BadEnvironment("MCP_TRANSPORT", raw, f"a transport: use one of {', '.join(TRANSPORTS)}")
+
+
+def environment_problems(args: argparse.Namespace) -> list[str]:
+    """What the MCP_* environment gave that its options cannot take (and the command line did not override)."""
+    return [str(value) for value in vars(args).values() if isinstance(value, BadEnvironment)]
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the options shared by every mcp_kit server to `parser`."""
+    """Add the options shared by every mcp_kit server to `parser` (whose `--help` then shows the defaults)."""
+    if parser.formatter_class is argparse.HelpFormatter:
+        parser.formatter_class = DefaultsHelpFormatter
     env = os.environ.get
     group = parser.add_argument_group("transport")
-    group.add_argument("--transport", choices=TRANSPORTS, default=env("MCP_TRANSPORT", "stdio"),
+    group.add_argument("--transport", choices=TRANSPORTS, default=_env_transport(),
                        help="stdio (default; for Claude Desktop/Cursor), or http / sse: one HTTP app serving "
                             "Streamable HTTP at /mcp and legacy HTTP+SSE at /sse [env MCP_TRANSPORT]")
     group.add_argument("--host", default=env("MCP_HOST", "127.0.0.1"), help="HTTP bind address [env MCP_HOST]")
-    group.add_argument("--port", type=int, default=int(env("MCP_PORT", "8000")), help="HTTP port [env MCP_PORT]")
+    group.add_argument("--port", type=port_number, help="HTTP port; 0: any free one, logged [env MCP_PORT]",
+                       default=_from_env("MCP_PORT", port_number, 8000, "a port number (0-65535; 0: any free one)"))
     group.add_argument("--auth-token", default=env("MCP_AUTH_TOKEN"),
                        help="require 'Authorization: Bearer TOKEN' on HTTP [env MCP_AUTH_TOKEN]")
     group.add_argument("--allowed-origin", action="append", default=_env_list("MCP_ALLOWED_ORIGINS"),
@@ -64,11 +129,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                             "[env MCP_ALLOWED_HOSTS]")
     group.add_argument("--json-response", action="store_true", default=env("MCP_JSON_RESPONSE", "") == "1",
                        help="answer Streamable HTTP POSTs with JSON instead of an SSE stream [env MCP_JSON_RESPONSE=1]")
-    group.add_argument("--max-sessions", type=int, default=int(env("MCP_MAX_SESSIONS", "1000")),
+    group.add_argument("--max-sessions", type=int, default=_from_env("MCP_MAX_SESSIONS", int, 1000, "an integer"),
                        help="HTTP sessions allowed at once; more get 503 [env MCP_MAX_SESSIONS]")
-    group.add_argument("--session-ttl", type=float, default=float(env("MCP_SESSION_TTL", "3600")),
+    group.add_argument("--session-ttl", type=float, default=_from_env("MCP_SESSION_TTL", float, 3600.0, "a number"),
                        help="seconds an idle HTTP session lives [env MCP_SESSION_TTL]")
-    group.add_argument("--max-connections", type=int, default=int(env("MCP_MAX_CONNECTIONS", "1000")),
+    group.add_argument("--max-connections", type=int,
+                       default=_from_env("MCP_MAX_CONNECTIONS", int, 1000, "an integer"),
                        help="HTTP connections served at once; requests beyond get 503 [env MCP_MAX_CONNECTIONS]")
     group.add_argument("--listen-fd", type=int, default=_env_int("MCP_LISTEN_FD"),
                        help="serve HTTP on this already bound socket inherited from a supervisor (POSIX), instead of "
@@ -76,14 +142,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     group.add_argument("--backend", default=env("MCP_BACKEND") or None,
                        help="where HTTP sessions, event streams, subscriptions and request state are shared: memory "
                             "(default: this process only) or a Redis URL, e.g. redis://127.0.0.1:6379/0, rediss://..., "
-                            "redis+cluster://host:port (needs mcp-kit[redis]) [env MCP_BACKEND]")
-    group.add_argument("--workers", type=int, default=int(env("MCP_WORKERS", "1")),
+                            "redis+cluster://host:port (needs mcp-kit-framework[redis]) [env MCP_BACKEND]")
+    group.add_argument("--workers", type=int, default=_from_env("MCP_WORKERS", int, 1, "an integer"),
                        help="HTTP processes serving the same port (POSIX; more than 1 needs --backend redis://...) "
                             "[env MCP_WORKERS]")
-    group.add_argument("--shutdown-grace", type=int, default=int(env("MCP_SHUTDOWN_GRACE", "10")),
+    group.add_argument("--shutdown-grace", type=int, default=_from_env("MCP_SHUTDOWN_GRACE", int, 10, "an integer"),
                        help="seconds a stopping HTTP server (SIGTERM, Ctrl-C) waits for requests and streams in "
                             "flight before it cancels them and exits [env MCP_SHUTDOWN_GRACE]")
-    group.add_argument("--body-timeout", type=float, default=float(env("MCP_BODY_TIMEOUT", "30")),
+    group.add_argument("--body-timeout", type=float, default=_from_env("MCP_BODY_TIMEOUT", float, 30.0, "a number"),
                        help="seconds a request body may take to arrive; slower ones get 408 [env MCP_BODY_TIMEOUT]")
     group.add_argument("--log-level", default=env("MCP_LOG_LEVEL", "info"),
                        choices=["debug", "info", "warning", "error"], help="stderr log level [env MCP_LOG_LEVEL]")
@@ -188,9 +254,8 @@ def apply_pipeline_arguments(app: Application, args: argparse.Namespace) -> None
         app.list_by_scope = True
 
 
-def _env_float(name: str) -> float | None:
-    value = os.environ.get(name, "").strip()
-    return float(value) if value else None
+def _env_float(name: str) -> Any:
+    return _from_env(name, float, None, "a number")
 
 
 def _env_flag(name: str) -> bool | None:
@@ -198,9 +263,8 @@ def _env_flag(name: str) -> bool | None:
     return None if not value else value in ("1", "true", "yes", "on")
 
 
-def _env_int(name: str) -> int | None:
-    value = os.environ.get(name, "").strip()
-    return int(value) if value else None
+def _env_int(name: str) -> Any:
+    return _from_env(name, int, None, "an integer")
 
 
 def _env_list(name: str) -> list[str]:
@@ -230,8 +294,37 @@ def _http_options(args: argparse.Namespace, auth: Any) -> HttpOptions:
                        log_format=options_of(args)[2])
 
 
+def run_from_command_line(app: Application, argv: list[str] | None = None) -> None:
+    """What `app.run()` without arguments does: read `argv` (default: this process's command line) and the
+    MCP_* environment with `add_run_arguments`' options, then serve (`python server.py --transport http`)."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    parser = argparse.ArgumentParser(prog=prog, description=f"The {app.name} MCP server.")
+    add_run_arguments(parser)
+    run_from_args(app, parser.parse_intermixed_args(sys.argv[1:] if argv is None else argv))
+
+
+def _refuse(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def check_backend(url: str | None) -> None:
+    """Exit 2 with one line when `url` (--backend) is malformed, unknown, or needs a missing extra."""
+    from .._backends import MissingBackendExtra, check_backend_url
+
+    try:
+        check_backend_url(url)
+    except (ValueError, MissingBackendExtra) as exc:
+        _refuse(str(exc))
+
+
 def run_from_args(app: Application, args: argparse.Namespace) -> None:
-    """Serve `app` as `add_run_arguments` parsed it."""
+    """Serve `app` as `add_run_arguments` parsed it (exit 2 naming an environment variable it cannot take)."""
+    problems = environment_problems(args)
+    if problems:
+        _refuse("; ".join(problems))
+    if args.transport != "stdio":
+        check_backend(getattr(args, "backend", None))
     log_level = getattr(args, "log_level", "info")
     metrics, metrics_port, log_format = options_of(args)
     if metrics and args.transport != "stdio" and getattr(args, "workers", 1) > 1:
@@ -279,11 +372,16 @@ def run(app: Application, transport: str = "stdio", log_level: str = "info", **o
                             f"got {', '.join(options)}")
         requested_mode(stdio_mode)  # a bad value fails here, in words, before anything starts
         configure_logging(log_level, log_format)
+        if _is_terminal(0):  # someone typed `python server.py` in a terminal: say why nothing happens
+            print(f"{app.name}: MCP server on stdio, waiting for a client to write JSON-RPC on stdin; connect it from "
+                  "an MCP client (see mcp-kit config), or run it with --transport http; Ctrl+C stops it",
+                  file=sys.stderr, flush=True)
         ensure_telemetry(app, metrics=metrics_port is not None, log_format=log_format)
         anyio.run(serve_stdio, app, 0, stdio_mode, metrics_port, backend_options={"use_uvloop": _has_uvloop()})
         _exit_without_waiting_for_abandoned_threads()
     elif transport in ("http", "sse"):
         http_options = HttpOptions(**options)
+        check_backend(http_options.backend)
         configure_logging(log_level, http_options.log_format)
         serve_http(app, http_options, log_level)
     else:
@@ -339,7 +437,8 @@ def serve_http(app: Application, options: HttpOptions, log_level: str = "info") 
                          "(every worker's scrape reports them all)")
     metrics_dir = multiprocess_directory() if options.workers > 1 and options.metrics else None
     first = config()  # one process: the app is built before the address is announced; workers build their own
-    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else first.bind_socket()
+    sock = socket.socket(fileno=options.listen_fd) if options.listen_fd is not None else bind_tcp(options.host,
+                                                                                                   options.port)
     if options.workers == 1:
         first.load()  # the HTTP parser is chosen (and loaded) before the port accepts connections
     sock = tcp_listener(sock)
@@ -373,6 +472,32 @@ def _serve_socket(server: Any, sock: socket.socket) -> None:
         server.run(sockets=[sock])
     if not server.started:
         raise SystemExit(3)  # uvicorn's exit status for a server that could not start
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host`:`port` as uvicorn binds one; a port that cannot be had exits 3 saying
+    which address, why, and what to do (instead of uvicorn's bare `[Errno 98] Address already in use`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        reason = (exc.strerror or str(exc)).lower()
+        if exc.errno == errno.EADDRINUSE:
+            hint = f"another program (or another copy of this server) listens there; {PORT_HINT}"
+        elif exc.errno == errno.EACCES:
+            hint = f"ports below 1024 need privileges; {PORT_HINT}"
+        else:
+            hint = "check --host (MCP_HOST) names an address of this machine"
+        print(f"error: cannot listen on {shown}: {reason}; {hint}", file=sys.stderr, flush=True)
+        raise SystemExit(3) from None  # uvicorn's exit status for a server that could not start
+    sock.set_inheritable(True)
+    logging.getLogger("uvicorn.error").info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)",  # as uvicorn
+                                            f"[{host}]" if family == socket.AF_INET6 else host, sock.getsockname()[1])
+    return sock
 
 
 def tcp_listener(sock: socket.socket) -> socket.socket:
@@ -483,6 +608,13 @@ def _exit_without_waiting_for_abandoned_threads() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def _has_uvloop() -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._app.application import Application
 from .._transports.http_options import HttpOptions
-from .serve import http_app, run, run_from_args
+from .serve import http_app, run, run_from_args, run_from_command_line
 
 if TYPE_CHECKING:
     import argparse
@@ -52,13 +52,18 @@ class MCPServer(Application):
         source.on_probed = lambda: _take_instructions(app, source)
         return app
 
-    def run(self, transport: str = "stdio", **options: Any) -> None:
+    def run(self, transport: str | None = None, **options: Any) -> None:
         """Serve until the client goes away: `stdio` (default), `http` or `sse` (both on one HTTP app).
 
+        Without arguments the command line and the MCP_* environment decide, with the options every
+        mcp_kit server takes (`python server.py --transport http --port 8000`; `--help` lists them).
         HTTP options are the fields of `mcp_kit._transports.http_options.HttpOptions` (host, port,
         json_response, auth, ...); stdio takes `stdio_mode`. Both take `log_level`.
         """
-        run(self, transport, **options)
+        if transport is None and not options:
+            run_from_command_line(self)
+            return
+        run(self, transport or "stdio", **options)
 
     def run_from_args(self, args: argparse.Namespace) -> None:
         """Serve with the options parsed by `add_run_arguments`."""

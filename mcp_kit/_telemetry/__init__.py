@@ -7,5 +7,5 @@
 - `metrics.py`: the metrics and the gauges' readings; `prometheus.py`: the scrape endpoint's registry;
 - `health.py`: `/readyz`; `logs.py`: the JSON log formatter; `options.py`: the command-line options.
 
-OpenTelemetry and prometheus_client are the optional extra `otel` (`pip install 'mcp-kit[otel]'`).
+OpenTelemetry and prometheus_client are the optional extra `otel` (`pip install 'mcp-kit-framework[otel]'`).
 """

@@ -33,9 +33,9 @@ def add_telemetry_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--metrics", action="store_true", default=env("MCP_METRICS", "") == "1",
                        help="serve Prometheus metrics: GET /metrics on the HTTP app (behind its guard); stdio servers "
                             f"serve them on a loopback port (--metrics-port, default {DEFAULT_METRICS_PORT}); "
-                            "needs mcp-kit[otel] [env MCP_METRICS=1]")
+                            "needs mcp-kit-framework[otel] [env MCP_METRICS=1]")
     port = env("MCP_METRICS_PORT", "").strip()
-    group.add_argument("--metrics-port", type=int, default=int(port) if port else None, metavar="PORT",
+    group.add_argument("--metrics-port", type=int, default=port or None, metavar="PORT",  # argparse converts it
                        help="serve /metrics on this loopback port rather than the HTTP app's (0: any free port, "
                             "logged); implies --metrics [env MCP_METRICS_PORT]")
     group.add_argument("--log-format", choices=LOG_FORMATS, default=env("MCP_LOG_FORMAT", "text") or "text",

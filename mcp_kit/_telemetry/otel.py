@@ -13,7 +13,7 @@ installs) unless `OTEL_EXPORTER_OTLP_PROTOCOL` (or the signal's own) says `grpc`
 name in the SDK's entry points, as `opentelemetry-instrument` finds them. A program that configured
 OpenTelemetry itself (a global SDK provider is set) keeps its providers.
 
-Needs `pip install 'mcp-kit[otel]'`; without it, asking for telemetry raises `MissingTelemetryExtra`.
+Needs `pip install 'mcp-kit-framework[otel]'`; without it, asking for telemetry raises `MissingTelemetryExtra`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from .._errors import MCPKitError
 
-EXTRA = "pip install 'mcp-kit[otel]'"
+EXTRA = "pip install -e '.[otel]' in a clone, or the otel extra of mcp-kit-framework"
 SIGNALS = ("traces", "metrics")
 _PROTOCOL_EXPORTERS = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc", "http/json": "otlp_proto_http"}
 

@@ -51,7 +51,7 @@ class HttpOptions:
     shutdown_grace: int = (
         10  # whole seconds a stopping server waits for requests in flight, then cancels them; `run` only
     )
-    metrics: bool = False  # GET /metrics: Prometheus metrics (needs mcp-kit[otel]; mcp_kit._telemetry)
+    metrics: bool = False  # GET /metrics: Prometheus metrics (needs mcp-kit-framework[otel]; mcp_kit._telemetry)
     metrics_port: int | None = None  # ...on this loopback port instead of the app's (0: a free one, logged)
     log_format: str = "text"  # stderr log lines: "text" or "json" (trace, span, session, subject); `run` only
 

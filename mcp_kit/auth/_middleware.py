@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+import anyio
+
 from ._challenge import bearer_challenge
 from ._config import AuthConfig
 from ._errors import AuthError, AuthServerUnavailable, InvalidRequest, InvalidToken, StepUpRequired
@@ -37,6 +39,7 @@ from ._step_up import StepUp
 from ._validator import TokenValidator
 
 logger = logging.getLogger("mcp_kit.auth")
+STARTUP_CHECK_SECONDS = 5.0  # how long the startup look at the issuer may hold the start
 
 PROTECTED_PATHS = ("/mcp", "/sse", "/messages", "/messages/")
 _B64TOKEN = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
@@ -138,9 +141,28 @@ class OAuthGuard:
                                      "data": {"error": error.error} if error.error else None}}).encode()
         await _respond(send, error.status, headers, body)
 
+    async def check_issuer(self) -> bool:
+        """At startup: fetch the issuer's metadata as the first request would (and keep it), so that a wrong or
+        unreachable `--oauth-issuer` is logged when the server starts, not at its first client. The server
+        still starts (the authorization server may come up later); True when the issuer answered."""
+        config = self.config
+        if config.jwks_uri and (config.introspection_url or not config.introspection_client_id):
+            return True  # nothing is looked up in the metadata
+        try:
+            with anyio.fail_after(STARTUP_CHECK_SECONDS):
+                await self.validator.metadata()
+        except Exception as exc:  # any failure is reported, none stops the server
+            reason = getattr(exc, "description", None) or str(exc) or type(exc).__name__
+            logger.error("OAuth: the issuer %s cannot be used: %s; every access token is refused until it answers "
+                         "(check --oauth-issuer / MCP_OAUTH_ISSUER)", config.issuer, reason)
+            return False
+        return True
+
     def _closing_on_shutdown(self, receive: Any) -> Any:
         async def wrapped() -> Any:
             message = await receive()
+            if message.get("type") == "lifespan.startup":
+                await self.check_issuer()
             if message.get("type") == "lifespan.shutdown":
                 await self.validator.aclose()
             return message

@@ -34,7 +34,7 @@ from urllib.parse import quote, unquote
 
 from .._primitives.cursors import decode_cursor, encode_cursor, invalid_cursor
 from ._errors import SkillError, SkillNotFound
-from ._frontmatter import FrontmatterError, check_frontmatter, parse_frontmatter, split_frontmatter
+from ._frontmatter import FrontmatterError, frontmatter_problems, parse_frontmatter, split_frontmatter
 from ._scan import ScanError, ScanLimits, scan_tree
 
 logger = logging.getLogger("mcp_kit.skills")
@@ -349,33 +349,41 @@ def _build_skill(root: Path, base: tuple[str, ...], directory: tuple[str, ...],
                  oversized: set[tuple[str, ...]] | None = None) -> Skill:
     skill_parts = (*base, *directory)
     where = str(root.joinpath(*directory, SKILL_FILE))
+    problems: list[str] = []  # every problem of this skill, not only the first
     for part in skill_parts[:-1]:
         if not _SEGMENT.match(part):
-            raise SkillError(f"{where}: the directory name {part!r} cannot be part of a skill path "
-                             "(use letters, digits and - . _ ~)")
+            problems.append(f"the directory name {part!r} cannot be part of a skill path (use letters, digits and "
+                            "- . _ ~)")
     too_large = sorted(p for p in oversized or () if p[:len(directory)] == directory)
     if too_large:
-        raise SkillError(f"{where}: {str(root.joinpath(*too_large[0]))} holds more than {limits.max_bytes_per_skill} "
-                         "bytes, more than a whole skill may (SEP-2640's limit); move it out of the skill or shrink it")
+        problems.append(f"{str(root.joinpath(*too_large[0]))} holds more than {limits.max_bytes_per_skill} bytes, "
+                        "more than a whole skill may (SEP-2640's limit); move it out of the skill or shrink it")
+    frontmatter: dict[str, Any] = {}
+    if (*directory, SKILL_FILE) not in files:  # SKILL.md itself is the oversized file: nothing more to read
+        raise SkillError(f"{where}: " + "; ".join(problems))
     try:
         text = files[(*directory, SKILL_FILE)].decode("utf-8")
     except UnicodeDecodeError:
-        raise SkillError(f"{where}: not UTF-8 text") from None
-    try:
-        yaml_text, _body = split_frontmatter(text)
-        frontmatter = parse_frontmatter(yaml_text)
-        check_frontmatter(frontmatter, skill_parts[-1])
-    except FrontmatterError as exc:
-        raise SkillError(f"{where}: {exc}") from None
+        problems.append("not UTF-8 text")
+    else:
+        try:
+            yaml_text, _body = split_frontmatter(text)
+            frontmatter = parse_frontmatter(yaml_text)
+        except FrontmatterError as exc:
+            problems.append(str(exc))
+        else:
+            problems += frontmatter_problems(frontmatter, skill_parts[-1])
     depth = len(directory)
     own = sorted(p for p in files if p[:depth] == directory)
     own.remove((*directory, SKILL_FILE))
     own.insert(0, (*directory, SKILL_FILE))
     if len(own) > limits.max_files_per_skill:
-        raise SkillError(f"{where}: the skill has {len(own)} files; at most {limits.max_files_per_skill}")
+        problems.append(f"the skill has {len(own)} files; at most {limits.max_files_per_skill}")
     total = sum(len(files[p]) for p in own)
     if total > limits.max_bytes_per_skill:
-        raise SkillError(f"{where}: the skill's files hold {total} bytes; at most {limits.max_bytes_per_skill}")
+        problems.append(f"the skill's files hold {total} bytes; at most {limits.max_bytes_per_skill}")
+    if problems:
+        raise SkillError(f"{where}: " + "; ".join(problems))
     skill_files = tuple(
         SkillFile(uri=skill_uri((*skill_parts, *p[depth:])), name=p[-1],
                   mime_type=MARKDOWN_MIME_TYPE if p[depth:] == (SKILL_FILE,) else _mime_type(p[-1]),

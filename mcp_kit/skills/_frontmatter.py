@@ -148,35 +148,44 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
 
 
 def check_frontmatter(frontmatter: dict[str, Any], directory_name: str) -> None:
-    """The Agent Skills rules SEP-2640 relies on; FrontmatterError naming the field otherwise."""
+    """The Agent Skills rules SEP-2640 relies on; FrontmatterError naming every field that breaks one."""
+    problems = frontmatter_problems(frontmatter, directory_name)
+    if problems:
+        raise FrontmatterError("; ".join(problems))
+
+
+def frontmatter_problems(frontmatter: dict[str, Any], directory_name: str) -> list[str]:
+    """Every rule of `check_frontmatter` the frontmatter breaks, one sentence each (empty when none)."""
+    problems: list[str] = []
     name = frontmatter.get("name")
     if not isinstance(name, str) or not name:
-        raise FrontmatterError("'name' is required: the skill's name, e.g. 'pdf-processing'")
-    if len(name) > NAME_MAX or not SKILL_NAME.match(name):
-        raise FrontmatterError(f"'name' {name!r} breaks the Agent Skills naming rule: 1-{NAME_MAX} lowercase "
-                               "letters, digits and hyphens, no hyphen at the start, the end, or twice in a row")
-    if name != directory_name:
-        raise FrontmatterError(f"'name' {name!r} must equal the skill's directory name {directory_name!r} "
-                               "(rename one of them)")
+        problems.append("'name' is required: the skill's name, e.g. 'pdf-processing'")
+    elif len(name) > NAME_MAX or not SKILL_NAME.match(name):
+        problems.append(f"'name' {name!r} breaks the Agent Skills naming rule: 1-{NAME_MAX} lowercase "
+                        "letters, digits and hyphens, no hyphen at the start, the end, or twice in a row")
+    elif name != directory_name:
+        problems.append(f"'name' {name!r} must equal the skill's directory name {directory_name!r} "
+                        "(rename one of them)")
     description = frontmatter.get("description")
     if not isinstance(description, str) or not description.strip():
-        raise FrontmatterError("'description' is required: what the skill does and when to use it")
-    if len(description) > DESCRIPTION_MAX:
-        raise FrontmatterError(f"'description' is {len(description)} characters; at most {DESCRIPTION_MAX}")
+        problems.append("'description' is required: what the skill does and when to use it")
+    elif len(description) > DESCRIPTION_MAX:
+        problems.append(f"'description' is {len(description)} characters; at most {DESCRIPTION_MAX}")
     for key in ("license", "compatibility", "allowed-tools"):
         if key in frontmatter and not isinstance(frontmatter[key], str):
-            raise FrontmatterError(f"'{key}' must be a string")
+            problems.append(f"'{key}' must be a string")
     compatibility = frontmatter.get("compatibility")
     if isinstance(compatibility, str) and len(compatibility) > COMPATIBILITY_MAX:
-        raise FrontmatterError(f"'compatibility' is {len(compatibility)} characters; at most {COMPATIBILITY_MAX}")
+        problems.append(f"'compatibility' is {len(compatibility)} characters; at most {COMPATIBILITY_MAX}")
     metadata = frontmatter.get("metadata")
-    if metadata is not None:
-        if not isinstance(metadata, dict):
-            raise FrontmatterError("'metadata' must be a mapping of keys to values")
+    if metadata is not None and not isinstance(metadata, dict):
+        problems.append("'metadata' must be a mapping of keys to values")
+    elif metadata is not None:
         reserved = sorted(key for key in metadata if key.startswith(RESERVED_METADATA_PREFIX))
         if reserved:
-            raise FrontmatterError(f"'metadata' keys {reserved} use the prefix '{RESERVED_METADATA_PREFIX}', which "
-                                   "is reserved for MCP extensions; choose another key")
+            problems.append(f"'metadata' keys {reserved} use the prefix '{RESERVED_METADATA_PREFIX}', which "
+                            "is reserved for MCP extensions; choose another key")
+    return problems
 
 
 def _check_json_ready(value: Any, where: str, depth: int) -> None:

@@ -11,7 +11,7 @@ In Python, for what the environment cannot say:
     app.set_builtin_middleware("telemetry", Telemetry(capture_tools={"search"}))  # search's arguments in spans
 
 A handler continues its request's trace with `ctx.trace_headers()`; code without a `Context` (an upstream
-client deep in a library) with `current_trace_headers()`. Needs `pip install 'mcp-kit[otel]'`; without
+client deep in a library) with `current_trace_headers()`. Needs `pip install 'mcp-kit-framework[otel]'`; without
 it, asking for telemetry raises `MissingTelemetryExtra`. The private modules (`mcp_kit._telemetry`) hold
 the rest: `hooks`, `otel`, `middleware`, `spans`, `metrics`, `prometheus`, `metrics_port`, `health`,
 `logs`, `options`.

@@ -28,6 +28,7 @@ def test_the_sdist_carries_the_license_and_what_its_tests_need(tmp_path: Path) -
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
         pkg_info = archive.extractfile(f"{top}/PKG-INFO").read().decode()  # type: ignore[union-attr]
     assert "License-Expression: MIT" in pkg_info and "License-File: LICENSE" in pkg_info
+    assert "\nName: mcp-kit-framework\n" in pkg_info and top.startswith("mcp_kit_framework-")
     assert "Copyright (c) 2026 the mcp_kit developers" in (ROOT / "LICENSE").read_text()
     assert {"LICENSE", "README.md", "claude_desktop_config.example.json", "examples/demo_server.py"} <= names
     assert {
@@ -43,3 +44,19 @@ def test_the_sdist_carries_the_license_and_what_its_tests_need(tmp_path: Path) -
                              ".dockerignore") - names)
     assert missing == []  # every file the tests may open is shipped
     assert not [name for name in names if "node_modules" in name or "__pycache__" in name or ".venv" in name]
+
+
+def test_the_distribution_name_is_ours_and_the_import_names_stay() -> None:
+    """`mcp-kit` on PyPI is somebody else's project: ours is `mcp-kit-framework`; it installs `mcp_kit`,
+    `servers` and the `mcp-kit` command, and the README says what to avoid."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == "mcp-kit-framework"
+    assert project["scripts"] == {"mcp-kit": "mcp_kit._cli.main:main"}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    assert "pip install mcp-kit" in install and "unrelated" in install  # the warning
+    assert "git+https://" in install and ".whl" in install and "pip install -e" in install
+    stale = [line for line in readme.splitlines() if "pip install 'mcp-kit[" in line]
+    assert stale == []  # extras are named through our distribution, never the other project's

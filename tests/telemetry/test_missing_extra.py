@@ -13,14 +13,14 @@ from mcp_kit.telemetry import MissingTelemetryExtra
 
 def test_metrics_without_prometheus_client_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "prometheus_client", None)  # as if it were not installed
-    with pytest.raises(MissingTelemetryExtra, match=r"pip install 'mcp-kit\[otel\]'"):
+    with pytest.raises(MissingTelemetryExtra, match=r"in a clone, or the otel extra of mcp-kit-framework"):
         ensure_telemetry(MCPServer("x"), metrics=True)
 
 
 def test_otlp_asked_for_without_the_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
     monkeypatch.setitem(sys.modules, "opentelemetry.sdk", None)
-    with pytest.raises(MissingTelemetryExtra, match=r"pip install 'mcp-kit\[otel\]'"):
+    with pytest.raises(MissingTelemetryExtra, match=r"in a clone, or the otel extra of mcp-kit-framework"):
         ensure_telemetry(MCPServer("x"))
 
 
