@@ -1,8 +1,8 @@
 # mcp_kit over HTTP in a small image: a non-root user, Streamable HTTP and legacy SSE on port 8000, a
 # healthcheck on /readyz (503 while starting, draining or without its Redis).
-#   docker build -t mcp-kit .
-#   docker run --rm -p 8000:8000 mcp-kit                     # the stock reference server
-#   docker run --rm -p 8000:8000 -e MCP_WORKERS=4 -e MCP_BACKEND=redis://redis:6379/0 mcp-kit
+#   docker build -t mcp-kit-server .
+#   docker run --rm -p 8000:8000 mcp-kit-server                     # the stock reference server
+#   docker run --rm -p 8000:8000 -e MCP_WORKERS=4 -e MCP_BACKEND=redis://redis:6379/0 mcp-kit-server
 # Your own server: FROM this image, COPY server.py /app/, CMD ["mcp-kit", "run", "/app/server.py"].
 # Secrets (MCP_AUTH_TOKEN, MCP_OAUTH_*) come at run time (-e, --env-file), never in the image.
 FROM python:3.12-slim AS build

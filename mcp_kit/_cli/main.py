@@ -163,6 +163,8 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argpars
     if index is None or argv[index] not in commands.choices or argv[:index]:
         return parser.parse_args(argv)  # -h, --version, no or an unknown command: argparse says what is wrong
     command = argv[index]
+    if any(isinstance(action, argparse._SubParsersAction) for action in commands.choices[command]._actions):
+        return parser.parse_args(argv)  # `apps preview ...`: argparse cannot read subcommands intermixed
     args = commands.choices[command].parse_intermixed_args(argv[index + 1:])
     args.command = command
     return args

@@ -15,7 +15,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 SHELL_BLOCKS = re.findall(r"```(?:bash|sh|shell)\n(.*?)```", README, re.S)
 
 # Blocks run here, as written (the venv's interpreter for `.venv/bin/python`): each finishes by itself.
-RUN_HERE = (".venv/bin/python examples/tasks_server.py --demo", ".venv/bin/python examples/skills_server.py --demo")
+RUN_HERE = (".venv/bin/python examples/tasks_server.py --demo", ".venv/bin/python examples/skills_server.py --demo",
+            ".venv/bin/python examples/extension_server.py --demo")
 # Blocks that need what a unit test cannot have (a Redis, an identity provider, an hour of benchmarks), each
 # with the test that proves what it shows; a block in neither list fails `test_every_block_is_accounted_for`.
 PROVEN_BY = {
@@ -32,6 +33,9 @@ PROVEN_BY = {
     ".venv/bin/mcp-kit tools": "tests/project/test_readme.py",
     ".venv/bin/python bench/": "tests/project/test_bench_chart.py",
     "bin/test ": "tests/project/test_style.py",
+    ".venv/bin/mcp-kit install": "tests/cli/test_install.py",
+    "docker build": "tests/deploy/test_container.py",
+    ".venv/bin/mcp-kit proxy": "tests/proxy/test_proxy_npm_servers.py",
 }
 BARE = re.compile(r"""(^|[\s"'(;&|])(python3?|pip3?|mcp-kit|pytest)\s""")
 
