@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 async def test_the_sdk_client_uses_every_primitive_of_a_hub_of_mounted_servers(mode: str) -> None:
     case = Case(mode, [ROOT])
     target = StdioServerParameters(command=sys.executable, args=[str(ROOT / "examples" / "hub_server.py")],
-                                   cwd="/", env={"MCP_LOG_LEVEL": "warning"})
+                                   cwd="/", env={"MCP_LOG_LEVEL": "warning", "STOCK_POLL_INTERVAL": "0.2"})
     async with case.client(target) as client:
         listing = await client.list_tools()
         names = tool_names(listing)
