@@ -229,8 +229,8 @@ async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
         MCPServer("x").mount("y")  # type: ignore[arg-type]
     proxied = MCPServer("proxied")
     proxied.source = object()  # type: ignore[assignment]  # what MCPServer.proxy sets: primitives from upstream
-    with pytest.raises(ValueError, match="a proxy serves its upstream's primitives.*client config"):
-        MCPServer("x").mount(proxied)
+    with pytest.raises(ValueError, match="a proxy serves its upstream's primitives only; mount both in a plain"):
+        proxied.mount(MCPServer("x"))  # a proxy as the parent: its routes serve the upstream only
     from mcp_kit.extensions import Extension
 
     class Other(Extension):
