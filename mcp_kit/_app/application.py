@@ -47,7 +47,8 @@ from .context import Context
 from .extension import CORE_METHODS, CORE_NOTIFICATIONS, EXTENSION_ID, Extension, overrides
 from .mounts import KINDS, Mount, check_mountable
 from .pipeline import Call, Middleware, Pipeline, build_pipeline
-from .sourced import inward_tool, may_serve_tool, proxies
+from .sourced import has_sources, inward_tool, may_serve_tool, proxies
+from .sourced import param_headers as sourced_param_headers
 from .sources import Source
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -644,14 +645,10 @@ class Application:
         return ()
 
     def param_headers(self, name: str) -> dict[str, str]:
-        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxy's: from the upstream's schema)."""
-        if self.source is not None:
-            inward = inward_tool(self, name)
-            if inward is None:
-                return {}
-            transform = self.tool_transforms.get(inward[0])
-            hidden = {arg for arg, how in transform.arguments.items() if how.is_hidden} if transform else set()
-            return {arg: header for arg, header in self.source.param_headers(inward[0]).items() if arg not in hidden}
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxied one's: from the upstream's schema,
+        but those a transform hides)."""
+        if self.source is not None or (self.mounts and self.tools.get(name) is None and has_sources(self)):
+            return sourced_param_headers(self, name)  # a proxied tool's, as the transforms on the way show it
         return self.tools.param_headers(name)
 
     def declared_scopes(self) -> tuple[str, ...]:

@@ -155,41 +155,70 @@ def inward_tool(app: Application, name: str) -> tuple[str, Rewrite | None] | Non
     return original, rewriter(name, transform.arguments) if transform is not None and transform.arguments else None
 
 
+def param_headers(app: Application, name: str) -> dict[str, str]:
+    """Arguments of proxied tool `name` (as `app` shows it) mirrored into `Mcp-Param-*` headers: the upstream
+    schema's, but those a transform on the way hides (the first mount whose prefix fits, as `resolve` without
+    a list)."""
+    inward = inward_tool(app, name)
+    if inward is None:
+        return {}
+    original, _ = inward
+    transform = app.tool_transforms.get(original)
+    hidden = {arg for arg, how in transform.arguments.items() if how.is_hidden} if transform is not None else set()
+    if app.source is not None:
+        found = app.source.param_headers(original)
+    else:
+        found = {}
+        for mount in sourced_mounts(app):
+            inner = _inner(mount, original)
+            if inner is not None:
+                found = param_headers(mount.child, inner)
+                break
+    return {arg: header for arg, header in found.items() if arg not in hidden}
+
+
 # ---------------------------------------------------------------------- lists
 
 
-async def all_pages(app: Application, key: str, ctx: Any) -> list[Any]:
-    """Every entry of list `key` from the proxy `app`'s source, all its pages (an unreachable upstream, or one
-    without such a list: none, logged)."""
+async def all_pages(app: Application, key: str, ctx: Any) -> tuple[list[Any], bool]:
+    """Every entry of list `key` from the proxy `app`'s source, all its pages, and whether that is all of them
+    (an unreachable upstream: what it gave, logged; one without such a list: none)."""
     items: list[Any] = []
     cursor: Any = None
     for _ in range(1000):
         try:
             page = await app.source.forward(LIST_METHODS[key], {"cursor": cursor} if cursor else {}, ctx)
         except MCPError as exc:
-            if exc.code not in NOT_HERE:
-                logger.warning("%s: %s", app.name, exc.message)
-            break
+            if exc.code in NOT_HERE:
+                return items, True
+            logger.warning("%s: %s", app.name, exc.message)
+            return items, False
         items.extend(item for item in page.get(key) or [] if isinstance(item, dict))
         cursor = page.get("nextCursor")
         if not cursor:
-            break
-    return items
+            return items, True
+    return items, False
 
 
 async def sourced_items(app: Application, key: str, ctx: Any) -> list[Any]:
     """Every entry of list `key` ("tools", "prompts", "resources", "resourceTemplates") `app` serves from its
     sources, as it shows them: names prefixed by the mounts on the way, tools transformed."""
+    return (await _sourced_items(app, key, ctx))[0]
+
+
+async def _sourced_items(app: Application, key: str, ctx: Any) -> tuple[list[Any], bool]:
     if app.source is not None:
-        items = await all_pages(app, key, ctx)
+        items, complete = await all_pages(app, key, ctx)
     else:
-        items = []
+        items, complete = [], True
         for mount in sourced_mounts(app):
-            for item in await sourced_items(mount.child, key, ctx):
+            found, whole = await _sourced_items(mount.child, key, ctx)
+            complete = complete and whole
+            for item in found:
                 if key in ("tools", "prompts") and isinstance(item.get("name"), str):
                     item = {**item, "name": mount.name_in_parent(item["name"])}
                 items.append(item)
-    return shown_tools(app, items, complete=True) if key == "tools" else items
+    return (shown_tools(app, items, complete=complete) if key == "tools" else items), complete
 
 
 async def merged(app: Application, key: str, own: list[Any], ctx: Any) -> list[Any]:
@@ -307,5 +336,6 @@ async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
     return await by_uri(app, "completion/complete", params, ctx)
 
 
-__all__ = ["by_uri", "call_tool", "complete", "get_prompt", "has_sources", "may_serve_tool", "merged", "proxies",
-           "proxy_tools_call", "proxy_tools_list", "resolve", "sourced_items", "sourced_mounts"]
+__all__ = ["by_uri", "call_tool", "complete", "get_prompt", "has_sources", "may_serve_tool", "merged",
+           "param_headers", "proxies", "proxy_tools_call", "proxy_tools_list", "resolve", "sourced_items",
+           "sourced_mounts"]

@@ -356,3 +356,21 @@ async def test_the_parents_own_name_wins_over_a_mounted_proxys_logged_once(caplo
             assert (await client.call_tool("up_pid"))["content"][0]["text"] == "the hub's"
     shadowed = [r for r in caplog.records if "'up_pid' of a mounted proxy is not served" in r.getMessage()]
     assert len(shadowed) == 1
+
+
+async def test_a_proxy_mounted_two_levels_down_keeps_each_levels_transform() -> None:
+    up = proxy(KIT)
+    up.transform_tool("add", new_name="sum", arguments={"b": Arg(value=1)})  # the proxy's own
+    middle = MCPServer("middle")
+    middle.mount(up, namespace="up")
+    middle.transform_tool("up_sum", arguments={"a": Arg(default=5)})  # the app it is mounted in
+    root = MCPServer("root")
+    root.mount(middle, namespace="mid")
+    root.transform_tool("mid_up_sum", new_name="plus", description="Add one.")  # and the root
+    async with connect(root) as client:
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+        assert "plus" in tools and not {"mid_up_sum", "mid_up_add"} & set(tools) and "mid_up_pid" in tools
+        assert tools["plus"]["description"] == "Add one."
+        assert tools["plus"]["inputSchema"]["properties"] == {"a": {"type": "integer", "default": 5}}
+        assert (await client.call_tool("plus"))["content"][0]["text"] == "6"
+        assert (await client.call_tool("plus", {"a": 7}))["content"][0]["text"] == "8"
