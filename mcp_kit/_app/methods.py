@@ -215,7 +215,7 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
         answered = await extension.read_resource(uri, ctx)
         if answered is not None:
             return answered
-    if app.mounts and app.resources.find(uri) is None and sources.has_sources(app):  # a mounted proxy's?
+    if app.mounts and sources.has_sources(app) and app.resources.find(uri) is None:  # a mounted proxy's?
         answer = await sources.by_uri(app, "resources/read", params, ctx)
         if answer is not None:
             return answer

@@ -407,7 +407,7 @@ async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> 
         result = await app.source.forward("resources/subscribe", params, ctx)
         session.state.subscriptions.add(uri)
         return result
-    if app.mounts and app.resources.find(uri) is None and has_sources(app):  # a mounted proxy's resource?
+    if app.mounts and has_sources(app) and app.resources.find(uri) is None:  # a mounted proxy's resource?
         result = await by_uri(app, "resources/subscribe", params, ctx)
         if result is not None:  # its upstream keeps the subscription and tells us of updates
             session.state.subscriptions.add(uri)
@@ -425,7 +425,7 @@ async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -
     if session.app.source is not None:
         return await session.app.source.forward("resources/unsubscribe", params, ctx)
     session.app.hub.unsubscribe(uri, session)
-    if session.app.mounts and session.app.resources.find(uri) is None and has_sources(session.app):
+    if session.app.mounts and has_sources(session.app) and session.app.resources.find(uri) is None:
         await by_uri(session.app, "resources/unsubscribe", params, ctx)  # a mounted proxy's resource
     return {}
 

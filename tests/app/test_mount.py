@@ -311,7 +311,7 @@ async def test_a_mounted_proxy_serves_its_upstream_beside_the_parents_own_tools(
     assert not upstream.source.links  # closed with the hub
 
 
-async def test_an_upstream_list_change_reaches_the_parents_client() -> None:
+async def test_an_upstream_list_change_and_resource_update_reach_the_parents_client() -> None:
     hub, _ = hub_with_a_proxy()
     async with connect(hub) as client:
         assert "up_grown" not in {tool["name"] for tool in await client.list_tools()}
@@ -319,6 +319,10 @@ async def test_an_upstream_list_change_reaches_the_parents_client() -> None:
         await client.wait_notification("notifications/tools/list_changed", timeout=10)
         assert "up_grown" in {tool["name"] for tool in await client.list_tools()}
         assert (await client.call_tool("up_grown"))["content"][0]["text"] == "new"
+        await client.subscribe("kit://motd")  # kept upstream, which tells of updates
+        await client.call_tool("up_touch")
+        updated = await client.wait_notification("notifications/resources/updated", timeout=10)
+        assert updated["params"]["uri"] == "kit://motd"
 
 
 async def test_a_transform_and_hiding_on_the_parent_apply_to_a_mounted_proxys_tools() -> None:
