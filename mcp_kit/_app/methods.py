@@ -19,6 +19,10 @@ unlock, unless the application has `list_by_scope`: then lists show a caller onl
 allow (cursors index that caller's list) and a hidden tool, prompt or resource answers exactly as
 one that does not exist. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
 
+Proxies: on a proxy the routes hand each request to its source, `tools/list` and `tools/call` through its
+tool transforms and hiding; an application with a proxy mounted in it lists that proxy's primitives after
+its own and routes a request for one it does not serve itself to the proxy's source (`sourced.py`).
+
 Imports the application, the registries and the context; never the session or a transport.
 """
 
@@ -274,9 +278,9 @@ async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> A
         require_scopes(ctx, app.required_scopes("completion/complete", params), f"Completing {ref.get('type')} "
                        f"{ref.get('name') or ref.get('uri')!r}")
     completions: CompletionRegistry = app.completions
-    own = (ref.get("name") in app.prompts if ref.get("type") == "ref/prompt"
-           else ref.get("uri") in app.resources.templates or ref.get("uri") in app.resources.fixed)
-    if app.mounts and not own and sources.has_sources(app):  # a mounted proxy's prompt or template?
+    if app.mounts and sources.has_sources(app) and not (  # a mounted proxy's prompt or template?
+            ref.get("name") in app.prompts if ref.get("type") == "ref/prompt"
+            else ref.get("uri") in app.resources.templates or ref.get("uri") in app.resources.fixed):
         answer = await sources.complete(app, params, ctx)
         if answer is not None:
             return answer

@@ -19,7 +19,9 @@ proxy's source. What the upstream has is known only at run time, so all of this 
   argument hidden without a value) leaves the tool out, logged once as an error: it is served as
   transformed or not at all;
 - a name or URI the application serves itself (registered, or from a plain mount) wins over a proxied one,
-  and between two mounted proxies the first mounted wins; each shadowed entry is logged once.
+  and between two mounted proxies the first mounted wins; each shadowed entry is logged once;
+- the application's `list_by_scope` and its extensions' tool filters see its own entries only: a proxied
+  tool's scopes are its proxy's `scope_map`, checked by that proxy's source when it is called.
 
 Imports the transforms and the protocol's errors and shapes; the application is passed in (`Any`).
 """
@@ -224,14 +226,18 @@ async def _sourced_items(app: Application, key: str, ctx: Any) -> tuple[list[Any
 async def merged(app: Application, key: str, own: list[Any], ctx: Any) -> list[Any]:
     """`own` (what `app` serves itself, as listed) followed by what its mounted proxies serve under other names."""
     field = KEYS[key]
+    word = {"tools": "tool", "prompts": "prompt", "resources": "resource", "resourceTemplates": "template"}[key]
     taken = {item.get(field) for item in own if isinstance(item, dict)}
+    seen: set[Any] = set()
     out = list(own)
     for item in await sourced_items(app, key, ctx):
-        if item.get(field) in taken:
-            _once(app, f"own:{key}:{item.get(field)}", logging.WARNING, "%s: %s %r of a mounted proxy is not "
-                  "served: %r serves its own of that name", app.name, key.rstrip("s"), item.get(field), app.name)
+        value = item.get(field)
+        if value in taken or value in seen:
+            whose = f"{app.name!r} serves its own" if value in taken else "another mounted proxy serves one"
+            _once(app, f"shadowed:{key}:{value}", logging.WARNING, "%s: %s %r of a mounted proxy is not served: "
+                  "%s of that name", app.name, word, value, whose)
             continue
-        taken.add(item.get(field))
+        seen.add(value)
         out.append(item)
     return out
 
