@@ -378,3 +378,19 @@ async def test_a_proxy_mounted_two_levels_down_keeps_each_levels_transform() -> 
         assert tools["plus"]["inputSchema"]["properties"] == {"a": {"type": "integer", "default": 5}}
         assert (await client.call_tool("plus"))["content"][0]["text"] == "6"
         assert (await client.call_tool("plus", {"a": 7}))["content"][0]["text"] == "8"
+
+
+async def test_an_unreachable_mounted_proxy_leaves_the_parents_own_tools_served() -> None:
+    hub = MCPServer("hub")
+
+    @hub.tool
+    def own() -> str:
+        """The hub's own tool."""
+        return "own"
+
+    hub.mount(MCPServer.proxy(["/nonexistent/mcp-server"], connect_timeout=0.5), namespace="up")
+    async with connect(hub) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["own"]
+        assert (await client.call_tool("own"))["content"][0]["text"] == "own"
+        result = await client.call_tool("up_anything", {})
+        assert result["isError"] is True and "cannot be reached" in result["content"][0]["text"]
