@@ -613,7 +613,8 @@ class Application:
         route answers as for one that does not exist).
         """
         if self.source is not None:
-            if method == "tools/call" and isinstance(params.get("name"), str) and self.tool_transforms:
+            if method == "tools/call" and isinstance(params.get("name"), str) and (self.tool_transforms
+                                                                                  or self.hidden_tools):
                 inward = inward_tool(self, params["name"])  # the scope map names the tool as the upstream does
                 if inward is None:
                     return ()

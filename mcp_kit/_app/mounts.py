@@ -59,8 +59,8 @@ def check_mountable(parent: Application, child: Application, namespace: str | No
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: one would contain itself")
     if parent.source is not None:
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives "
-                         "only; mount both in a plain server instead (hub = MCPServer('hub'); "
-                         f"hub.mount(<the proxy>, namespace=...); hub.mount({child.name!r} app, namespace=...))")
+                         "only; mount both in a plain server instead: hub = MCPServer('hub'); "
+                         "hub.mount(the_proxy, namespace=...); hub.mount(the_other, namespace=...)")
     others = sorted(set(child.extensions) - {SKILLS, TASKS, APPS})
     if others:
         raise ValueError(f"cannot mount {child.name!r}: it serves the extension {others[0]!r}, whose methods would "

@@ -111,3 +111,12 @@ async def test_a_transform_that_does_not_fit_the_upstream_schema_leaves_the_tool
     assert "it has no argument 'c'" in messages and "'words' is required" in messages
     with pytest.raises(TypeError, match="must be an mcp_kit.Arg"):
         app.transform_tool("add", arguments={"a": 1})  # type: ignore[dict-item]  # checked at once
+
+
+def test_the_scopes_a_transformed_or_hidden_proxied_tool_needs_follow_the_upstream_name() -> None:
+    app = MCPServer.proxy(KIT, scope_map={"add": ["math:write"], "pid": ["ops:read"]})
+    app.transform_tool("add", new_name="sum", arguments={"b": Arg(value=10)})
+    app.hide_tools("pid")
+    assert app.required_scopes("tools/call", {"name": "sum"}) == ("math:write",)  # the scope map names it "add"
+    assert app.required_scopes("tools/call", {"name": "add"}) == ()  # not served: no challenge names it
+    assert app.required_scopes("tools/call", {"name": "pid"}) == ()
