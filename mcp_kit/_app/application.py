@@ -32,7 +32,7 @@ from .._primitives.prompts import PromptEntry, make_prompt
 from .._primitives.resources import ResourceRegistry, make_resource, set_validator, validate_variables
 from .._primitives.signature import DefinitionError, report
 from .._primitives.tools import ToolRegistry, make_tool
-from .._primitives.transforms import Arg, ToolTransform, transformed_tool
+from .._primitives.transforms import Arg, ToolTransform, check_arguments, transformed_tool
 from .._protocol.dispatcher import after_answer
 from .._protocol.errors import MCPError
 from .._protocol.versions import shape_capabilities, shape_server_info
@@ -47,6 +47,8 @@ from .context import Context
 from .extension import CORE_METHODS, CORE_NOTIFICATIONS, EXTENSION_ID, Extension, overrides
 from .mounts import KINDS, Mount, check_mountable
 from .pipeline import Call, Middleware, Pipeline, build_pipeline
+from .sourced import has_sources, inward_tool, may_serve_tool, proxies
+from .sourced import param_headers as sourced_param_headers
 from .sources import Source
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -163,6 +165,8 @@ class Application:
         self.tool_transforms: dict[str, ToolTransform] = {}  # by the name the tool has before the transform
         self.hidden_tools: set[str] = set()
         self.hidden_tags: set[str] = set()
+        self.sourced_warned: set[str] = set()  # what `sourced.py` logged once (shadowed names, unknown transforms)
+        self.sourced_unfit: set[str] = set()  # proxied tools whose transform does not fit their schema: not served
         self._lifespan = lifespan
         self._running = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -425,6 +429,12 @@ class Application:
         templates under their own URIs, to any depth; a name or URI already taken here is refused with
         `MountCollision` naming both sources. `app`'s lifespan runs with this server's; `ctx.lifespan_state`
         in its tools is its own. Calls pass through this server's middleware.
+
+        `app` may be a proxy (`MCPServer.proxy`): its upstream's primitives are listed and routed by the same
+        rule, per request (`_app/sourced.py`); its upstream connections open and close with this server's
+        `running()`, and the upstream's list changes reach this server's clients. Its names are known only
+        when the upstream lists them, so a collision with a name of this server's own is settled then: this
+        server's own entry is served and the proxied one left out, logged once. A proxy cannot be the parent.
         """
         if not isinstance(app, Application):
             raise TypeError(f"mount() takes an MCPServer, not {type(app).__name__}")
@@ -451,6 +461,13 @@ class Application:
         Works on this server's tools and on mounted ones (by their name here); the schema and validation
         follow, and a later re-registration or mount update keeps the transform. Connected clients hear
         `tools/list_changed`.
+
+        On a proxy, and for a tool of a mounted proxy (`up_add`), the tool is known only once the upstream
+        lists it, so the transform is kept without that check (the `Arg`s are checked in themselves): lists
+        show the tool transformed, and calls of the new name reach the upstream under the old one with the
+        arguments filled in. A transform naming a tool the upstream does not list is logged once as a warning
+        (`mcp_kit.server`), when a complete list lacks it; one that does not fit the upstream tool's schema
+        leaves the tool unserved, logged once as an error (see `_app/sourced.py`).
         """
         current = self.tools.get(name)
         base = (current.untransformed or current) if current is not None else None
@@ -458,6 +475,16 @@ class Application:
             for tool in self.tools:
                 if tool.untransformed is not None and tool.untransformed.name == name:
                     current, base = tool, tool.untransformed
+        if (base is None or current is None) and may_serve_tool(self, name):  # a proxied tool: checked when listed
+            check_arguments(name, dict(arguments or {}))
+            if new_name and new_name != name and self.tools.get(new_name) is not None:
+                raise ValueError(f"transform_tool: {name!r} cannot be renamed {new_name!r}: a tool of that name "
+                                 "exists")
+            self.tool_transforms[name] = ToolTransform(new_name, description, dict(arguments or {}))
+            self.sourced_unfit.discard(name)
+            self.sourced_warned -= {f"unfit:{name}", f"missing:{name}"}
+            self._list_changed("tools")
+            return
         if base is None or current is None:
             known = ", ".join(self.tools.names()) or "(none)"
             raise ValueError(f"transform_tool: no tool {name!r} is registered (tools: {known})")
@@ -472,7 +499,13 @@ class Application:
 
     def hide_tools(self, *names: str, tags: set[str] | frozenset[str] | tuple[str, ...] = ()) -> None:
         """Neither list nor serve the tools named (here, mounted ones included) or carrying one of `tags`;
-        a call of one answers as for a tool that does not exist."""
+        a call of one answers as for a tool that does not exist.
+
+        Proxied tools (on a proxy, or of a mounted one) are hidden by name only: an MCP tool definition carries
+        no tags (mcp_kit never sends its `tags`), so a proxy refuses `tags` with a ValueError."""
+        if tags and self.source is not None:
+            raise ValueError("hide_tools: a proxy's tools carry no tags (tool definitions from the server behind it "
+                             "have none); hide them by name: hide_tools('name', ...)")
         self.hidden_tools.update(names)
         self.hidden_tags.update(tags)
         for tool in list(self.tools):
@@ -580,6 +613,12 @@ class Application:
         route answers as for one that does not exist).
         """
         if self.source is not None:
+            if method == "tools/call" and isinstance(params.get("name"), str) and (self.tool_transforms
+                                                                                  or self.hidden_tools):
+                inward = inward_tool(self, params["name"])  # the scope map names the tool as the upstream does
+                if inward is None:
+                    return ()
+                params = {**params, "name": inward[0]}
             return self.source.required_scopes(method, params)
         if self.list_by_scope and method in ("tools/call", "prompts/get", "resources/read"):
             return ()
@@ -607,9 +646,10 @@ class Application:
         return ()
 
     def param_headers(self, name: str) -> dict[str, str]:
-        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxy's: from the upstream's schema)."""
-        if self.source is not None:
-            return self.source.param_headers(name)
+        """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxied one's: from the upstream's schema,
+        but those a transform hides)."""
+        if self.source is not None or (self.mounts and self.tools.get(name) is None and has_sources(self)):
+            return sourced_param_headers(self, name)  # a proxied tool's, as the transforms on the way show it
         return self.tools.param_headers(name)
 
     def declared_scopes(self) -> tuple[str, ...]:
@@ -633,6 +673,10 @@ class Application:
             caps["prompts"] = {"listChanged": True}
         if self.completions:
             caps["completions"] = {}
+        for proxy in proxies(self) if self.mounts else ():  # a mounted proxy serves what its upstream does
+            for key, value in proxy.source.capabilities(version).items():
+                if key in ("tools", "prompts", "resources", "completions"):
+                    caps[key] = {**(caps.get(key) or {}), **(value or {})}
         extensions: dict[str, Any] = {}
         for extension in self.extensions.values():
             for key, value in extension.server_capabilities(version).items():

@@ -19,6 +19,10 @@ unlock, unless the application has `list_by_scope`: then lists show a caller onl
 allow (cursors index that caller's list) and a hidden tool, prompt or resource answers exactly as
 one that does not exist. Without OAuth (`ctx.principal` None: stdio, static token, no auth) nothing is checked.
 
+Proxies: on a proxy the routes hand each request to its source, `tools/list` and `tools/call` through its
+tool transforms and hiding; an application with a proxy mounted in it lists that proxy's primitives after
+its own and routes a request for one it does not serve itself to the proxy's source (`sourced.py`).
+
 Imports the application, the registries and the context; never the session or a transport.
 """
 
@@ -35,6 +39,7 @@ from .._primitives.resources import read_resource
 from .._primitives.tools import call_tool
 from .._protocol.errors import InsufficientScopeError, ResourceNotFound, invalid_params, scope_refusal
 from .._protocol.versions import shape_metadata, shape_tool_result
+from . import sourced as sources
 from .application import Application
 from .context import Context
 from .pipeline import Call
@@ -122,6 +127,11 @@ def tool_visible_to(app: Application, ctx: Context) -> Callable[[Any], bool] | N
 
 
 async def _list_tools(app: Application, params: dict[str, Any], ctx: Context) -> Any:
+    if app.mounts and sources.has_sources(app):  # a mounted proxy's tools follow this server's own
+        own = app.tools.page(ctx.protocol_version, None, len(app.tools) + 1, tool_visible_to(app, ctx))["tools"]
+        if app.tool_meta_hooks:
+            own = [_with_tool_meta(app, definition) for definition in own]
+        return _page("tools", await sources.merged(app, "tools", own, ctx), params, app.page_size)
     result = app.tools.page(ctx.protocol_version, params.get("cursor"), app.page_size, tool_visible_to(app, ctx))
     if app.tool_meta_hooks:  # extensions add _meta keys to the definitions (copies: the registry caches them)
         result["tools"] = [_with_tool_meta(app, definition) for definition in result["tools"]]
@@ -142,6 +152,12 @@ async def _call_tool(app: Application, params: dict[str, Any], ctx: Context) -> 
     if not isinstance(name, str):
         raise invalid_params("tools/call needs 'name' (a string)")
     tool = app.tools.get(name)
+    if tool is None and app.mounts and sources.has_sources(app):  # a mounted proxy's, if one serves it
+        if params.get("arguments") is not None and not isinstance(params.get("arguments"), dict):
+            raise invalid_params("'arguments' must be an object")
+        answer = await sources.call_tool(app, name, params, ctx)
+        if answer is not None:
+            return answer
     visible = tool_visible_to(app, ctx)
     if visible is not None and (tool is None or not visible(tool)):  # hidden: exactly as if it did not exist
         raise app.tools.unknown_tool(name, [each.name for each in app.tools if visible(each)])
@@ -177,6 +193,8 @@ async def _list_resources(app: Application, params: dict[str, Any], ctx: Context
                 extra = each.resource_meta(str(item.get("uri")))
                 if extra:
                     item = items[index] = {**item, "_meta": {**(item.get("_meta") or {}), **extra}}
+    if app.mounts and sources.has_sources(app):
+        items = await sources.merged(app, "resources", items, ctx)
     return _page("resources", items, params, app.page_size)
 
 
@@ -190,6 +208,8 @@ async def _list_templates(app: Application, params: dict[str, Any], ctx: Context
     visible = visible_to(app, ctx)
     items = [shape_metadata(t.definition(), version) for t in app.resources.templates.values()
              if visible is None or visible(t)]
+    if app.mounts and sources.has_sources(app):
+        items = await sources.merged(app, "resourceTemplates", items, ctx)
     return _page("resourceTemplates", items, params, app.page_size)
 
 
@@ -199,6 +219,10 @@ async def _read_resource(app: Application, params: dict[str, Any], ctx: Context)
         answered = await extension.read_resource(uri, ctx)
         if answered is not None:
             return answered
+    if app.mounts and sources.has_sources(app) and app.resources.find(uri) is None:  # a mounted proxy's?
+        answer = await sources.by_uri(app, "resources/read", params, ctx)
+        if answer is not None:
+            return answer
     visible = visible_to(app, ctx)
     if visible is not None and not _resource_visible(app, visible, uri):
         raise ResourceNotFound(uri)
@@ -217,12 +241,18 @@ async def _list_prompts(app: Application, params: dict[str, Any], ctx: Context) 
     version = ctx.protocol_version
     visible = visible_to(app, ctx)
     items = [shape_metadata(p.definition(), version) for p in app.prompts.values() if visible is None or visible(p)]
+    if app.mounts and sources.has_sources(app):
+        items = await sources.merged(app, "prompts", items, ctx)
     return _page("prompts", items, params, app.page_size)
 
 
 async def _get_prompt(app: Application, params: dict[str, Any], ctx: Context) -> Any:
     name = params.get("name")
     entry = app.prompts.get(name) if isinstance(name, str) else None
+    if entry is None and isinstance(name, str) and app.mounts and sources.has_sources(app):
+        answer = await sources.get_prompt(app, name, params, ctx)
+        if answer is not None:
+            return answer
     visible = visible_to(app, ctx)
     if visible is not None and (entry is None or not visible(entry)):  # hidden: as if it did not exist
         known = ", ".join(p.name for p in app.prompts.values() if visible(p)) or "(none)"
@@ -248,6 +278,12 @@ async def _complete(app: Application, params: dict[str, Any], ctx: Context) -> A
         require_scopes(ctx, app.required_scopes("completion/complete", params), f"Completing {ref.get('type')} "
                        f"{ref.get('name') or ref.get('uri')!r}")
     completions: CompletionRegistry = app.completions
+    if app.mounts and sources.has_sources(app) and not (  # a mounted proxy's prompt or template?
+            ref.get("name") in app.prompts if ref.get("type") == "ref/prompt"
+            else ref.get("uri") in app.resources.templates or ref.get("uri") in app.resources.fixed):
+        answer = await sources.complete(app, params, ctx)
+        if answer is not None:
+            return answer
     return {"completion": await completions.complete(ref, argument, params.get("context"))}
 
 
@@ -257,12 +293,16 @@ def sourced(method: str, route: Route) -> Route:
     async def answer(app: Application, params: dict[str, Any], ctx: Context) -> Any:
         source = app.source
         if source is not None:
+            if method in PROXY_TOOLS:  # the proxy's own transforms and hiding (`sourced.py`)
+                return await PROXY_TOOLS[method](app, params, ctx)
             return await source.forward(method, params, ctx)
         return await route(app, params, ctx)
 
     answer.__name__ = getattr(route, "__name__", method)
     return answer
 
+
+PROXY_TOOLS: dict[str, Route] = {"tools/list": sources.proxy_tools_list, "tools/call": sources.proxy_tools_call}
 
 ROUTES: dict[str, Route] = {
     "tools/list": sourced("tools/list", _list_tools),

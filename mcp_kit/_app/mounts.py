@@ -19,6 +19,12 @@ watchers reach the parent's subscribers. The child's skills are added to the par
 URI served twice is refused), its MCP Apps views and tool links to the parent's Apps extension; other
 extensions cannot be mounted. Calls go through the parent's middleware; an app with middleware of its
 own cannot be mounted (they would not run).
+
+A proxy (`MCPServer.proxy`) mounts by the same naming rule, but nothing of it is mirrored: its upstream's
+lists are known only at run time, so the parent's routes add them to its own lists and route requests
+for them down to the proxy's source per request (`sourced.py`); there a name the parent serves itself
+wins over a proxied one (logged once) instead of being refused. A proxy cannot be a parent: mount it and
+the other apps in a plain server.
 """
 
 from __future__ import annotations
@@ -51,10 +57,10 @@ def check_mountable(parent: Application, child: Application, namespace: str | No
                          "prefix of tool and prompt names), starting with a letter or digit; or None for no prefix")
     if child is parent or parent in _ancestors_and_self(child) or child in _ancestors_and_self(parent):
         raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: one would contain itself")
-    if child.source is not None or parent.source is not None:
-        raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives, "
-                         "not registered ones; to serve several upstreams as one, give MCPServer.proxy a client "
-                         "config naming them (each under its name), or mount plain servers only")
+    if parent.source is not None:
+        raise ValueError(f"cannot mount {child.name!r} in {parent.name!r}: a proxy serves its upstream's primitives "
+                         "only; mount both in a plain server instead: hub = MCPServer('hub'); "
+                         "hub.mount(the_proxy, namespace=...); hub.mount(the_other, namespace=...)")
     others = sorted(set(child.extensions) - {SKILLS, TASKS, APPS})
     if others:
         raise ValueError(f"cannot mount {child.name!r}: it serves the extension {others[0]!r}, whose methods would "
@@ -98,6 +104,8 @@ class Mount:
     def _wanted(self, kind: str, extra: str | None = None) -> dict[str, Any]:
         """The entries of `kind` the parent should mirror now, by their key there (`extra`: one more child name)."""
         child = self.child
+        if child.source is not None:  # a proxy: what it serves is its upstream's, listed per request (sourced.py)
+            return {}
         if kind == "tools":
             wanted = {self.name_in_parent(tool.name): tool for tool in child.tools}
         elif kind == "prompts":

@@ -4,7 +4,9 @@ An application with a `source` serves the methods in `SOURCED_METHODS` from it i
 registries: the routes (`methods.py`) and the handshake era's subscription and log-level methods
 (`_eras/session.py`) hand each such request to `source.forward(method, params, ctx)`, behind the request
 pipeline like any route. The capabilities the application declares and the OAuth scopes a request needs
-come from the source too. `mcp_kit._proxy` implements it; a mounted application or proxy is one too.
+come from the source too. `mcp_kit._proxy` implements it. `sourced.py` puts the application's tool
+transforms and hiding between a proxy's routes and its source, and serves a proxy mounted in a plain
+application from that proxy's source, beside the application's own primitives.
 
 Imports only the context (for typing).
 """

@@ -27,6 +27,7 @@ from .._app.channel import LOG_LEVELS
 from .._app.context import Context
 from .._app.methods import check_meta, route_of, uri_param
 from .._app.pipeline import Call
+from .._app.sourced import by_uri, has_sources, proxies
 from .._primitives.resources import bind_resource
 from .._protocol.errors import MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import (
@@ -238,8 +239,8 @@ class Session:
         self.app.hub.drop(self)
         self.app.sessions.discard(self)
         self._stateless.close()
-        if self.app.source is not None:
-            self.app.source.session_closed(self.session_id)
+        for proxy in proxies(self.app) if self.app.source is not None or self.app.mounts else ():
+            proxy.source.session_closed(self.session_id)  # a proxy's, or a mounted proxy's, upstream sessions
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -406,6 +407,11 @@ async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> 
         result = await app.source.forward("resources/subscribe", params, ctx)
         session.state.subscriptions.add(uri)
         return result
+    if app.mounts and has_sources(app) and app.resources.find(uri) is None:  # a mounted proxy's resource?
+        result = await by_uri(app, "resources/subscribe", params, ctx)
+        if result is not None:  # its upstream keeps the subscription and tells us of updates
+            session.state.subscriptions.add(uri)
+            return result
     await bind_resource(app.resources, uri, ctx)  # refused exactly as a read of it would be
     app.hub.subscribe(uri, session)  # -32602 past the subscription limits
     session.state.subscriptions.add(uri)
@@ -419,6 +425,8 @@ async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -
     if session.app.source is not None:
         return await session.app.source.forward("resources/unsubscribe", params, ctx)
     session.app.hub.unsubscribe(uri, session)
+    if session.app.mounts and has_sources(session.app) and session.app.resources.find(uri) is None:
+        await by_uri(session.app, "resources/unsubscribe", params, ctx)  # a mounted proxy's resource
     return {}
 
 

@@ -6,7 +6,9 @@ schema is derived from the original's, and whose calls have their arguments rewr
 original's validation runs. So a hidden argument cannot be sent (a call naming it is refused as an
 argument the tool does not have), a fixed one always has its value, one filled from the request
 (`Arg(from_context=lambda ctx: ctx.principal.subject)`) is computed per call, and the function
-receives exactly what it received before.
+receives exactly what it received before. A proxied tool, known only by its wire definition, gets the
+same schema rewrite (`transformed_definition`) and the same argument rewrite (`rewriter`) before its call
+goes upstream (`_app/sourced.py`).
 """
 
 from __future__ import annotations
@@ -53,31 +55,42 @@ class ToolTransform:
     arguments: Mapping[str, Arg] = field(default_factory=dict)
 
 
-def check_transform(tool: Any, transform: ToolTransform) -> None:
-    """ValueError naming the argument unless each `Arg` fits the tool's schema."""
-    schema = tool.input_schema
-    properties = schema.get("properties", {})
-    required = set(schema.get("required", ()))
-    for name, arg in transform.arguments.items():
+def check_arguments(tool: str, arguments: Mapping[str, Any]) -> None:
+    """TypeError or ValueError naming the argument unless each `Arg` is one and consistent in itself (what can be
+    checked without the tool's schema, e.g. before a proxy's upstream lists its tools)."""
+    for name, arg in arguments.items():
         if not isinstance(arg, Arg):
-            raise TypeError(f"transform of tool {tool.name!r}: arguments[{name!r}] must be an mcp_kit.Arg")
-        if name not in properties:
-            known = ", ".join(properties) or "(none)"
-            raise ValueError(f"transform of tool {tool.name!r}: it has no argument {name!r} (it has: {known})")
-        if arg.hidden and arg.value is _UNSET and arg.from_context is None and name in required:
-            raise ValueError(f"transform of tool {tool.name!r}: {name!r} is required, so hiding it needs a value: "
-                             f"Arg(value=...) or Arg(from_context=...)")
+            raise TypeError(f"transform of tool {tool!r}: arguments[{name!r}] must be an mcp_kit.Arg")
         if arg.is_hidden and (arg.default is not _UNSET or arg.description is not None):
-            raise ValueError(f"transform of tool {tool.name!r}: {name!r} is hidden, so it takes no default or "
+            raise ValueError(f"transform of tool {tool!r}: {name!r} is hidden, so it takes no default or "
                              "description")
 
 
-def transformed_tool(tool: Any, transform: ToolTransform) -> Any:
-    """A copy of `tool` showing `transform`'s changes (the registry keeps it under its new name)."""
-    check_transform(tool, transform)
-    schema = copy.deepcopy(tool.input_schema)
-    properties: dict[str, Any] = schema.setdefault("properties", {})
-    required: list[str] = list(schema.get("required", ()))
+def check_transform(tool: Any, transform: ToolTransform) -> None:
+    """ValueError naming the argument unless each `Arg` fits the tool's schema."""
+    _check_schema(tool.name, tool.input_schema, transform)
+
+
+def _check_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform) -> None:
+    check_arguments(tool, transform.arguments)
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    for name, arg in transform.arguments.items():
+        if name not in properties:
+            known = ", ".join(properties) or "(none)"
+            raise ValueError(f"transform of tool {tool!r}: it has no argument {name!r} (it has: {known})")
+        if arg.hidden and arg.value is _UNSET and arg.from_context is None and name in required:
+            raise ValueError(f"transform of tool {tool!r}: {name!r} is required, so hiding it needs a value: "
+                             f"Arg(value=...) or Arg(from_context=...)")
+
+
+def transformed_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform) -> dict[str, Any]:
+    """`schema` (a tool's inputSchema) as `transform` shows it: hidden arguments gone from `properties` and
+    `required`, defaults and descriptions written in. ValueError unless the transform fits (`check_transform`)."""
+    _check_schema(tool, schema, transform)
+    out = copy.deepcopy(dict(schema))
+    properties: dict[str, Any] = out.setdefault("properties", {})
+    required: list[str] = list(out.get("required") or ())
     for name, arg in transform.arguments.items():
         if arg.is_hidden:
             properties.pop(name, None)
@@ -90,16 +103,22 @@ def transformed_tool(tool: Any, transform: ToolTransform) -> Any:
         if arg.description is not None:
             spec["description"] = arg.description
     if required:
-        schema["required"] = required
+        out["required"] = required
     else:
-        schema.pop("required", None)
+        out.pop("required", None)
+    return out
+
+
+def transformed_tool(tool: Any, transform: ToolTransform) -> Any:
+    """A copy of `tool` showing `transform`'s changes (the registry keeps it under its new name)."""
+    schema = transformed_schema(tool.name, tool.input_schema, transform)
     out = copy.copy(tool)
     out.untransformed = getattr(tool, "untransformed", None) or tool
     out.name = transform.name or tool.name
     out._description = transform.description or tool.description
     out._input_schema = schema
     out._schema = out._call = out._wire = None
-    outer = _rewriter(out.name, transform.arguments) if transform.arguments else None
+    outer = rewriter(out.name, transform.arguments) if transform.arguments else None
     inner = tool.rewrite  # a mounted tool its own app transformed keeps that transform underneath
     if outer is not None and inner is not None:
         out.rewrite = lambda given, ctx: inner(outer(given, ctx), ctx)
@@ -108,7 +127,22 @@ def transformed_tool(tool: Any, transform: ToolTransform) -> Any:
     return out
 
 
-def _rewriter(tool: str, arguments: Mapping[str, Arg]) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def transformed_definition(definition: Mapping[str, Any], transform: ToolTransform) -> dict[str, Any]:
+    """A tool's wire definition (as `tools/list` shows it, e.g. a proxied tool's) with `transform`'s changes:
+    name, description and `inputSchema` (`transformed_schema`); the rest as it is."""
+    name = str(definition.get("name"))
+    out = dict(definition)
+    schema = definition.get("inputSchema")
+    out["inputSchema"] = transformed_schema(name, schema if isinstance(schema, Mapping) else {}, transform)
+    if transform.name:
+        out["name"] = transform.name
+    if transform.description:
+        out["description"] = transform.description
+    return out
+
+
+def rewriter(tool: str, arguments: Mapping[str, Arg]) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """`rewrite(given, ctx)`: a call's arguments as the original tool takes them (ToolError for a hidden one sent)."""
     hidden = {name: arg for name, arg in arguments.items() if arg.is_hidden}
     defaults = {name: arg.default for name, arg in arguments.items() if arg.default is not _UNSET}
 
@@ -133,4 +167,5 @@ def _rewriter(tool: str, arguments: Mapping[str, Arg]) -> Callable[[dict[str, An
     return rewrite
 
 
-__all__ = ["Arg", "ToolTransform", "check_transform", "transformed_tool"]
+__all__ = ["Arg", "ToolTransform", "check_arguments", "check_transform", "rewriter", "transformed_definition",
+           "transformed_schema", "transformed_tool"]

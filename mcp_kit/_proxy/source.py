@@ -25,6 +25,12 @@ An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call
 with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
 downstream names and URIs: `write_*=files:write`), checked as mcp_kit checks its own.
 
+The application's tool transforms and hiding (`transform_tool`, `hide_tools`) apply before a request gets
+here and after a list comes back (`_app/sourced.py`): `forward` sees a tool under the name this source lists
+it by, which is the name `scope_map` matches. Mounted in a plain server, the source serves that server's
+sessions: their requests reach `forward` with the parent's context, so upstream sessions are kept per
+parent session (or caller), and the parent's `running()` runs this one.
+
 Imports the application layer, the client and the upstream; nothing of a transport.
 """
 

@@ -41,6 +41,10 @@ class MCPServer(Application):
         `mcpServers`) naming several servers, each then under its name as a namespace. `scope_map` gives
         proxied tools, prompts and resources OAuth scopes ({"write_*": ["files:write"]}, fnmatch on their
         names and URIs). Other options are `MCPServer`'s (middleware, limits...). See `mcp_kit._proxy.source`.
+
+        `transform_tool` and `hide_tools` (by name) reshape the upstream's tools as on any server, checked when
+        the upstream lists them; `other.mount(proxy, namespace=...)` serves it inside a plain server
+        (`mcp_kit._app.sourced`).
         """
         from .._proxy.source import ProxySource
         from .._proxy.targets import parse_targets

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 
-from mcp_kit import Context, MCPError, MCPServer, Middleware, MountCollision
+from mcp_kit import Arg, Context, MCPError, MCPServer, Middleware, MountCollision, proxy
 from mcp_kit.testing import connect
 
 pytestmark = pytest.mark.anyio
+
+KIT = [sys.executable, "-m", "tests.helpers.kit_upstream"]  # an mcp_kit server over stdio, for a proxy to front
 
 
 def leaf_app(log: list[str] | None = None) -> MCPServer:
@@ -229,8 +233,8 @@ async def test_what_cannot_be_mounted_is_refused_with_the_fix() -> None:
         MCPServer("x").mount("y")  # type: ignore[arg-type]
     proxied = MCPServer("proxied")
     proxied.source = object()  # type: ignore[assignment]  # what MCPServer.proxy sets: primitives from upstream
-    with pytest.raises(ValueError, match="a proxy serves its upstream's primitives.*client config"):
-        MCPServer("x").mount(proxied)
+    with pytest.raises(ValueError, match="a proxy serves its upstream's primitives only; mount both in a plain"):
+        proxied.mount(MCPServer("x"))  # a proxy as the parent: its routes serve the upstream only
     from mcp_kit.extensions import Extension
 
     class Other(Extension):
@@ -271,3 +275,122 @@ async def test_the_reference_servers_mounted_in_one_hub_serve_their_tools_resour
         assert {"stock_price_chart", "weather_week_view"} <= set(tools)  # the views' app-only tools
         [content] = await host.read_resource(view)
         assert content["mimeType"] == "text/html;profile=mcp-app" and "<svg" in content["text"].lower()
+
+
+def hub_with_a_proxy() -> tuple[MCPServer, MCPServer]:
+    hub = MCPServer("hub")
+
+    @hub.tool
+    def own(x: int) -> int:
+        """The hub's own tool."""
+        return x + 1
+
+    upstream = proxy(KIT)
+    hub.mount(upstream, namespace="up")
+    return hub, upstream
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_mounted_proxy_serves_its_upstream_beside_the_parents_own_tools(era: str) -> None:
+    hub, upstream = hub_with_a_proxy()
+    async with connect(hub, stateless=era == "2026-07-28") as client:
+        assert upstream.source is not None and upstream.source.upstream_capabilities  # probed: connected on start
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+        assert {"own", "up_add", "up_shout", "up_grow"} <= set(tools) and "add" not in tools
+        assert tools["up_add"]["description"] == "Add two integers."
+        assert (await client.call_tool("own", {"x": 1}))["content"][0]["text"] == "2"
+        assert (await client.call_tool("up_add", {"a": 2, "b": 3}))["content"][0]["text"] == "5"
+        assert [p["name"] for p in await client.list_prompts()] == ["up_greet"]
+        prompt = await client.get_prompt("up_greet", {"who": "Ada"})
+        assert prompt["messages"][0]["content"]["text"] == "Say hello to Ada."
+        assert [r["uri"] for r in await client.list_resources()] == ["kit://motd"]  # URIs kept
+        assert (await client.read_resource("kit://motd"))[0]["text"] == "mcp_kit says hi"
+        with pytest.raises(MCPError, match="Unknown tool 'add'"):
+            await client.call_tool("add", {"a": 1, "b": 2})  # only under its mounted name
+        assert upstream.source.links  # the upstream session this client's requests went through
+    assert not upstream.source.links  # closed with the hub
+
+
+async def test_an_upstream_list_change_and_resource_update_reach_the_parents_client() -> None:
+    hub, _ = hub_with_a_proxy()
+    async with connect(hub) as client:
+        assert "up_grown" not in {tool["name"] for tool in await client.list_tools()}
+        await client.call_tool("up_grow")  # the upstream registers a tool: its list changed
+        await client.wait_notification("notifications/tools/list_changed", timeout=10)
+        assert "up_grown" in {tool["name"] for tool in await client.list_tools()}
+        assert (await client.call_tool("up_grown"))["content"][0]["text"] == "new"
+        await client.subscribe("kit://motd")  # kept upstream, which tells of updates
+        await client.call_tool("up_touch")
+        updated = await client.wait_notification("notifications/resources/updated", timeout=10)
+        assert updated["params"]["uri"] == "kit://motd"
+
+
+async def test_a_transform_and_hiding_on_the_parent_apply_to_a_mounted_proxys_tools() -> None:
+    hub, _ = hub_with_a_proxy()
+    hub.transform_tool("up_add", new_name="plus_hundred", description="Add a hundred.",
+                       arguments={"b": Arg(value=100), "a": Arg(default=1)})
+    hub.hide_tools("up_die")
+    with pytest.raises(ValueError, match="no tool 'elsewhere_add'"):  # a name no mount could serve: refused now
+        hub.transform_tool("elsewhere_add", new_name="x")
+    async with connect(hub) as client:
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+        assert "plus_hundred" in tools and "up_add" not in tools and "up_die" not in tools
+        assert tools["plus_hundred"]["description"] == "Add a hundred."
+        assert tools["plus_hundred"]["inputSchema"]["properties"] == {"a": {"type": "integer", "default": 1}}
+        assert (await client.call_tool("plus_hundred", {"a": 2}))["content"][0]["text"] == "102"
+        assert (await client.call_tool("plus_hundred"))["content"][0]["text"] == "101"
+        for refused in ("up_add", "up_die"):
+            with pytest.raises(MCPError, match=f"Unknown tool '{refused}'"):
+                await client.call_tool(refused, {"a": 1, "b": 1})
+
+
+async def test_the_parents_own_name_wins_over_a_mounted_proxys_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    hub, _ = hub_with_a_proxy()
+
+    @hub.tool
+    def up_pid() -> str:
+        """The hub's own, named as the proxied one would be."""
+        return "the hub's"
+
+    with caplog.at_level(logging.WARNING, logger="mcp_kit.server"):
+        async with connect(hub) as client:
+            await client.list_tools()
+            names = [tool["name"] for tool in await client.list_tools()]
+            assert names.count("up_pid") == 1
+            assert (await client.call_tool("up_pid"))["content"][0]["text"] == "the hub's"
+    shadowed = [r for r in caplog.records if "'up_pid' of a mounted proxy is not served" in r.getMessage()]
+    assert len(shadowed) == 1
+
+
+async def test_a_proxy_mounted_two_levels_down_keeps_each_levels_transform() -> None:
+    up = proxy(KIT)
+    up.transform_tool("add", new_name="sum", arguments={"b": Arg(value=1)})  # the proxy's own
+    middle = MCPServer("middle")
+    middle.mount(up, namespace="up")
+    middle.transform_tool("up_sum", arguments={"a": Arg(default=5)})  # the app it is mounted in
+    root = MCPServer("root")
+    root.mount(middle, namespace="mid")
+    root.transform_tool("mid_up_sum", new_name="plus", description="Add one.")  # and the root
+    async with connect(root) as client:
+        tools = {tool["name"]: tool for tool in await client.list_tools()}
+        assert "plus" in tools and not {"mid_up_sum", "mid_up_add"} & set(tools) and "mid_up_pid" in tools
+        assert tools["plus"]["description"] == "Add one."
+        assert tools["plus"]["inputSchema"]["properties"] == {"a": {"type": "integer", "default": 5}}
+        assert (await client.call_tool("plus"))["content"][0]["text"] == "6"
+        assert (await client.call_tool("plus", {"a": 7}))["content"][0]["text"] == "8"
+
+
+async def test_an_unreachable_mounted_proxy_leaves_the_parents_own_tools_served() -> None:
+    hub = MCPServer("hub")
+
+    @hub.tool
+    def own() -> str:
+        """The hub's own tool."""
+        return "own"
+
+    hub.mount(MCPServer.proxy(["/nonexistent/mcp-server"], connect_timeout=0.5), namespace="up")
+    async with connect(hub) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["own"]
+        assert (await client.call_tool("own"))["content"][0]["text"] == "own"
+        result = await client.call_tool("up_anything", {})
+        assert result["isError"] is True and "cannot be reached" in result["content"][0]["text"]
