@@ -1,9 +1,10 @@
-"""Publish scaling curves in the README: a chart and a Markdown table per curve, from scaling results files.
+"""Publish scaling curves in bench/README.md: a chart and a Markdown table per curve, from scaling results files.
 
-    .venv/bin/python bench/publish_curves.py --readme README.md bench/results/STAMP-scaling-full.json
-    .venv/bin/python bench/publish_curves.py --readme README.md --before bench/baselines/scaling-before-full.json \\
+    .venv/bin/python bench/publish_curves.py --readme bench/README.md bench/results/STAMP-scaling-full.json
+    .venv/bin/python bench/publish_curves.py --readme bench/README.md \\
+        --before bench/baselines/scaling-before-full.json \\
         bench/results/STAMP-scaling-full.json              # + "mcp_kit before" columns and a dotted line
-    .venv/bin/python bench/publish_curves.py --check      # README = bench/published/curve-*.json = charts?
+    .venv/bin/python bench/publish_curves.py --check      # bench/README.md = published/curve-*.json = charts?
 
 For every curve in the given files (a later file wins when two hold the same curve; `--curve` picks
 some), writes `bench/published/curve-<name>.json` (that curve cut out of its run: settings, samples,
@@ -45,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out-dir", type=Path, default=BENCH / "published", help="where the JSON and SVGs go")
     parser.add_argument("--readme", type=Path, help="rewrite this file's curve blocks in place")
     parser.add_argument("--check", action="store_true",
-                        help="verify the README (default README.md) against the published files; write nothing")
+                        help="verify the README (default bench/README.md) against the published files; write nothing")
     return parser.parse_args(argv)
 
 
@@ -109,7 +110,7 @@ def check(readme: Path, out_dir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.check:
-        return check(args.readme or ROOT / "README.md", args.out_dir)
+        return check(args.readme or BENCH / "README.md", args.out_dir)
     if not args.results:
         raise SystemExit("give one or more scaling results files (or --check)")
     wanted = None if not args.curve else [name.strip() for name in args.curve.split(",") if name.strip()]
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = [name for name in wanted or [] if name not in chosen]
     if missing:
         raise SystemExit(f"no results for curve(s) {', '.join(missing)} in the given files")
-    readme_dir = (args.readme or ROOT / "README.md").parent
+    readme_dir = (args.readme or BENCH / "README.md").parent
     readme_text = args.readme.read_text(encoding="utf-8") if args.readme else None
     args.out_dir.mkdir(parents=True, exist_ok=True)
     order = [name for name in CURVES if name in chosen]

@@ -1,4 +1,4 @@
-"""The README's scaling-curve subsections: one published file, one chart and one Markdown block per curve.
+"""bench/README.md's scaling-curve subsections: one published file, one chart and one Markdown block per curve.
 
 A published curve (`bench/published/curve-<name>.json`) is one curve cut out of a `bench/scaling.py`
 results file (or a committed baseline): its settings and per-repetition samples, where it came from,

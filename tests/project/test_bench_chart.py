@@ -1,4 +1,5 @@
-"""The README's Performance table, the published results file and the chart drawn from it agree."""
+"""The README's Performance table (and its copy in bench/README.md), the published results file and the chart drawn
+from it agree."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ def published() -> dict[str, Any]:
 
 def performance_section() -> str:
     return (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Performance", 1)[1].split("\n## ", 1)[0]
+
+
+def bench_published_section() -> str:
+    """bench/README.md's copy of the headline run, beside what its figures mean."""
+    text = (BENCH / "README.md").read_text(encoding="utf-8")
+    return text.split("\n### The headline run", 1)[1].split("\n### ", 1)[0]
 
 
 def readme_table() -> tuple[list[str], dict[str, list[str]]]:
@@ -133,6 +140,8 @@ def test_the_committed_chart_is_drawn_from_the_published_results(tmp_path: Path)
     assert out.read_bytes() == CHART.read_bytes()  # regenerate with bench/chart.py when the figures change
     assert done.stdout in performance_section()
     assert '](bench/published/performance.svg)' in performance_section()
+    assert done.stdout in bench_published_section()  # bench/README.md's copy is the same table
+    assert '](published/performance.svg)' in bench_published_section()
 
 
 def test_each_charted_figure_is_a_panel_with_bars_in_proportion() -> None:

@@ -1,4 +1,4 @@
-"""The README's scaling curves, their published files and their charts agree (`bench/publish_curves.py`)."""
+"""bench/README.md's scaling curves, their published files and their charts agree (`bench/publish_curves.py`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ PUBLISHED = BENCH / "published"
 PUBLISH = BENCH / "publish_curves.py"
 CURVES = ("tools", "payload", "clients", "sessions", "fanout", "cpu")  # the issue's six
 BASELINES = (BENCH / "baselines" / "scaling-before.json", BENCH / "baselines" / "scaling-before-full.json")
+README = BENCH / "README.md"  # where the curves are published; the top-level README links to it
 
 
 def publish(*args: str) -> subprocess.CompletedProcess[str]:
@@ -28,21 +29,21 @@ def blocks(readme: str) -> dict[str, str]:
 
 
 def copy_layout(tmp_path: Path) -> Path:
-    """README.md and bench/published/curve-* under tmp_path, as laid out in the repository."""
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    """bench/README.md and bench/published/curve-* under tmp_path, as laid out in the repository."""
     (tmp_path / "bench" / "published").mkdir(parents=True)
+    shutil.copy(README, tmp_path / "bench" / "README.md")
     for path in PUBLISHED.glob("curve-*"):
         shutil.copy(path, tmp_path / "bench" / "published" / path.name)
     return tmp_path
 
 
-def test_every_curve_is_in_the_performance_section_with_its_chart_and_command() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Performance", 1)[1].split("\n## ", 1)[0]
+def test_every_curve_is_in_the_published_results_section_with_its_chart_and_command() -> None:
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("\n## Published results", 1)[1].split("\n## ", 1)[0]
     found = blocks(section)
     assert sorted(found) == sorted(CURVES)
     for name, text in found.items():
-        assert f"](bench/published/curve-{name}.svg)" in text
+        assert f"](published/curve-{name}.svg)" in text
         assert f"bench/scaling.py --curve {name}" in text
         assert "\n| figure | " in text  # the table
         assert (PUBLISHED / f"curve-{name}.svg").read_text(encoding="utf-8").startswith("<svg")
@@ -55,7 +56,7 @@ def test_the_readme_blocks_and_charts_are_drawn_from_the_published_files() -> No
 
 
 def test_a_pre_change_block_says_so_and_holds_the_committed_baseline_figures() -> None:
-    readme = blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    readme = blocks(README.read_text(encoding="utf-8"))
     statuses = {}
     for name in CURVES:
         published = json.loads((PUBLISHED / f"curve-{name}.json").read_text(encoding="utf-8"))
@@ -72,7 +73,7 @@ def test_a_pre_change_block_says_so_and_holds_the_committed_baseline_figures() -
 
 def test_check_fails_when_a_block_or_a_chart_was_edited_by_hand(tmp_path: Path) -> None:
     root = copy_layout(tmp_path)
-    readme = root / "README.md"
+    readme = root / "bench" / "README.md"
     ok = publish("--check", "--readme", str(readme), "--out-dir", str(root / "bench" / "published"))
     assert ok.returncode == 0, ok.stderr
     text = readme.read_text(encoding="utf-8")
@@ -90,7 +91,7 @@ def test_check_fails_when_a_block_or_a_chart_was_edited_by_hand(tmp_path: Path) 
 def test_new_runs_replace_the_blocks_in_one_command(tmp_path: Path) -> None:
     """What the coordinator does with after-run files, here with the committed baselines as the 'new' runs."""
     root = copy_layout(tmp_path)
-    readme, out = root / "README.md", root / "bench" / "published"
+    readme, out = root / "bench" / "README.md", root / "bench" / "published"
     for path in out.glob("curve-*"):
         path.unlink()
     done = publish("--readme", str(readme), "--out-dir", str(out), "--curve", "tools,cpu",
@@ -105,7 +106,7 @@ def test_new_runs_replace_the_blocks_in_one_command(tmp_path: Path) -> None:
         assert "| mcp_kit before | now/before |" in after[name]  # compared with the baseline of the same mode
         assert "mcp_kit before" in (out / f"curve-{name}.svg").read_text(encoding="utf-8")
     assert "bench/baselines/scaling-before-full.json" in after["cpu"]  # the full-mode baseline for a full run
-    assert after["payload"] == blocks((ROOT / "README.md").read_text(encoding="utf-8"))["payload"]  # untouched
+    assert after["payload"] == blocks(README.read_text(encoding="utf-8"))["payload"]  # untouched
     for name in ("payload", "clients", "sessions", "fanout"):
         shutil.copy(PUBLISHED / f"curve-{name}.json", out)
         shutil.copy(PUBLISHED / f"curve-{name}.svg", out)
@@ -117,3 +118,10 @@ def test_a_file_that_is_not_a_scaling_run_is_refused(tmp_path: Path) -> None:
     done = publish("--out-dir", str(tmp_path), str(PUBLISHED / "readme-full-run.json"))
     assert done.returncode != 0 and "not a scaling results file" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_top_level_readme_links_the_curves_instead_of_copying_them() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert blocks(readme) == {}
+    section = readme.split("\n## Performance", 1)[1].split("\n## ", 1)[0]
+    assert "](bench/README.md)" in section and "scaling curves" in section

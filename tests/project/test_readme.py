@@ -109,3 +109,62 @@ async def test_the_calculator_claims_what_its_numbers_are() -> None:
         result = await client.call_tool("add", {"a": 0.1, "b": 0.2})
     assert result["content"][0]["text"] == "0.30000000000000004"  # floats, as the instructions say
     assert "floating point" in instructions and "not exact" in instructions
+
+
+def top_level_headings(text: str) -> list[str]:
+    """The README's `## ` headings in order, outside code blocks."""
+    headings, fence = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("## "):
+            headings.append(line[3:].strip())
+    return headings
+
+
+def test_a_new_user_meets_the_sections_in_the_order_they_need_them() -> None:
+    """Install, write, test, connect, run, deploy: the first six sections, in that order; the rest after them."""
+    headings = top_level_headings(README.read_text(encoding="utf-8"))
+    first = ["Install", "Write a server", "Test your server", "Connect a client", "Run it", "Deploy"]
+    assert headings[: len(first)] == first
+    later = ["Examples", "Versioning policy", "API reference", "Performance", "Security model", "Development"]
+    assert set(later) <= set(headings[len(first):])
+    assert headings[-1] == "Development"
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_readme_section_finds_its_heading() -> None:
+    text = README.read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    anchors = {anchor(line.lstrip("#")) for line in prose.splitlines() if re.match(r"#{1,4} ", line)}
+    links = set(re.findall(r"\]\(#([^)]+)\)", prose))
+    assert len(links) >= 20
+    assert sorted(links - anchors) == []
+    bench = (README.parent / "bench" / "README.md").read_text(encoding="utf-8")
+    bench_anchors = {anchor(line.lstrip("#")) for line in re.sub(r"```.*?```", "", bench, flags=re.S).splitlines()
+                     if re.match(r"#{1,4} ", line)}
+    assert sorted(set(re.findall(r"\]\(bench/README\.md#([^)]+)\)", prose)) - bench_anchors) == []
+
+
+def test_the_examples_index_lists_every_example_and_reference_server_with_a_command() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Examples\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| [`")]
+    listed = {re.match(r"\| \[`([^`]+)`\]", row).group(1).rstrip("/") for row in rows}  # type: ignore[union-attr]
+    root = README.parent
+    examples = {f"examples/{p.name}" for p in (root / "examples").iterdir() if not p.name.startswith((".", "_"))}
+    servers = {f"servers/{p.name}" for p in (root / "servers").iterdir() if p.is_dir() and not p.name.startswith("_")}
+    assert examples | servers <= listed
+    for row in rows:
+        command = row.rstrip(" |").rsplit(" | ", 1)[1].strip("`")
+        assert command.startswith((".venv/bin/python ", "OPENAI_MODEL=", "bin/", "served by ")), row
+        script = re.search(r"\.venv/bin/python (\S+\.py)", command)
+        if script:
+            assert (root / script.group(1)).is_file(), command
+        module = re.search(r"\.venv/bin/python -m (\S+)", command)
+        if module:
+            assert (root / module.group(1).replace(".", "/") / "__main__.py").is_file(), command

@@ -1,0 +1,82 @@
+"""bin/pytest-coverage on a run of its own: a green run says nothing about data files, a data file that is not
+the run's own is never combined, and one of the run's own that cannot be read is named once, not by every report.
+
+Each test copies the script into a directory laid out as the repository (the venv, pyproject.toml, the floor
+script) and runs it on a small test file there, so the run under test and any surrounding one share nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.helpers.support import ROOT
+
+BASH = shutil.which("bash") or "/bin/bash"
+
+GREEN = '''
+import subprocess, sys
+
+def test_a_subprocess_is_measured_too():
+    subprocess.run([sys.executable, "-c", "import mcp_kit"], check=True)
+'''
+
+# A process that saved its data in the work tree while this run went on, as one left over from an earlier run
+# (or started by another run in the same checkout) does when it finally stops.
+FOREIGN = GREEN + '''
+from pathlib import Path
+
+def test_a_process_from_elsewhere_saves_in_the_work_tree():
+    Path(".coverage.vm.pid1.leftover").write_text("not a data file")
+'''
+
+# One of this run's processes died while saving: its data file, beside the others, cannot be read.
+BROKEN = GREEN + '''
+import os
+from pathlib import Path
+
+def test_a_process_of_this_run_dies_while_saving():
+    Path(os.environ["COVERAGE_FILE"]).with_name(".coverage.vm.pid2.broken").write_text("not a data file")
+'''
+
+
+def run_coverage(tmp_path: Path, test_file: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "bin").mkdir()
+    shutil.copy(ROOT / "bin" / "pytest-coverage", tmp_path / "bin" / "pytest-coverage")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / ".venv").symlink_to(ROOT / ".venv")
+    (tmp_path / "tests" / "helpers").mkdir(parents=True)
+    (tmp_path / "tests" / "helpers" / "coverage_floor.py").symlink_to(ROOT / "tests" / "helpers" / "coverage_floor.py")
+    (tmp_path / "tests" / "test_inner.py").write_text(test_file, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("COVERAGE_", "PYTEST_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([BASH, "bin/pytest-coverage", "tests/test_inner.py", "-p", "no:xdist"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_green_run_with_subprocesses_says_nothing_about_data_files(tmp_path: Path) -> None:
+    done = run_coverage(tmp_path, GREEN)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "1 passed" in output and "pytest and its subprocesses combined" in output
+    assert "CoverageWarning" not in output and "errored" not in output and "Combined" not in output
+    assert (tmp_path / ".coverage").is_file() and (tmp_path / "coverage.json").is_file()  # for `coverage html`
+    assert sorted(path.name for path in tmp_path.glob(".coverage*")) == [".coverage"]
+
+
+def test_a_data_file_the_run_did_not_write_is_never_combined(tmp_path: Path) -> None:
+    done = run_coverage(tmp_path, FOREIGN)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "2 passed" in output
+    assert "leftover" not in output and "CoverageWarning" not in output and "errored" not in output
+
+
+def test_an_unreadable_data_file_of_the_run_is_named_once(tmp_path: Path) -> None:
+    done = run_coverage(tmp_path, BROKEN)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert output.count(".coverage.vm.pid2.broken") == 1, output[-3000:]  # the combine step's warning, no other
+    assert "errored" not in output
