@@ -46,8 +46,6 @@ else:
   echo "[inspector] ok   $label"
 }
 
-free_port() { "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 declare -A ARGS=(
   [stock]="--provider sample"
   [weather]="--provider sample"
@@ -67,19 +65,29 @@ for server in stock weather filesystem; do
   inspect "$server stdio tools/call" "$expect" -- --cwd "$ROOT" -e "PYTHONPATH=$ROOT" "${command[@]}" \
     --method tools/call --tool-name "$tool" --tool-arg "$arg"
 
-  port="$(free_port)"
-  "${command[@]}" --transport http --host 127.0.0.1 --port "$port" 2>"$WORK/server.log" &
+  "${command[@]}" --transport http --host 127.0.0.1 --port 0 2>"$WORK/server.log" &
   SERVER_PID=$!
-  "$PYTHON" - "$port" <<'PY' || { echo "[inspector] FAIL $server: the HTTP server did not start"; cat "$WORK/server.log"; exit 1; }
-import sys, time, urllib.request
+  # port 0: the server logs the port the system chose ("serving MCP on http://127.0.0.1:PORT/mcp"), then /healthz answers
+  port="$("$PYTHON" - "$WORK/server.log" "$SERVER_PID" <<'PY'
+import os, re, sys, time, urllib.request
 for _ in range(400):  # up to 20 s
+    with open(sys.argv[1], encoding="utf-8", errors="replace") as log:
+        found = re.search(r"serving MCP on http://127\.0\.0\.1:(\d+)/mcp", log.read())
     try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=1)
-        sys.exit(0)
+        if found:
+            urllib.request.urlopen(f"http://127.0.0.1:{found.group(1)}/healthz", timeout=1)
+            print(found.group(1))
+            sys.exit(0)
     except OSError:
-        time.sleep(0.05)
+        pass
+    try:
+        os.kill(int(sys.argv[2]), 0)
+    except OSError:
+        sys.exit(1)  # it exited
+    time.sleep(0.05)
 sys.exit(1)
 PY
+)" || { echo "[inspector] FAIL $server: the HTTP server did not start"; cat "$WORK/server.log"; exit 1; }
   inspect "$server http tools/list" tools -- "http://127.0.0.1:$port/mcp" --method tools/list
   inspect "$server http tools/call" "$expect" -- "http://127.0.0.1:$port/mcp" \
     --method tools/call --tool-name "$tool" --tool-arg "$arg"

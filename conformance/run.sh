@@ -23,7 +23,8 @@
 # Needs `npm ci` in conformance/ first. Exits non-zero if any leg fails.
 # Environment:
 #   CONFORMANCE_SERVER       command that starts the fixture; run.sh appends
-#                            `--transport http --host 127.0.0.1 --port N` or `--transport stdio`
+#                            `--transport http --host 127.0.0.1 --port 0` or `--transport stdio`; an HTTP
+#                            server must log `serving MCP on http://127.0.0.1:PORT` (as mcp_kit's do at INFO)
 #                            (default: <python> tests/conformance/fixture_server.py)
 #   CONFORMANCE_LEG_TIMEOUT  seconds per leg (default 600)
 #   CONFORMANCE_WITH_2026=0  skip the 2026-07-28 leg
@@ -103,9 +104,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+port_from_log() {  # port_from_log LOGFILE PID PATTERN: the port a server started on port 0 logs (PATTERN's group)
+  local logfile=$1 pid=$2 pattern=$3 deadline=$((SECONDS + READY_TIMEOUT)) line
+  while (( SECONDS < deadline )); do
+    line=$(grep -m1 -oE "$pattern" "$logfile" 2>/dev/null) && { grep -oE '[0-9]+$' <<<"$line"; return 0; }
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "server process $pid exited before it said its port"
+      return 1
+    fi
+    sleep 0.1
+  done
+  log "no port in $logfile within ${READY_TIMEOUT}s"
+  return 1
 }
+SERVING='serving MCP on http://127\.0\.0\.1:[0-9]+'  # what an mcp_kit server logs once it listens
 
 wait_until_answers() {  # wait_until_answers URL PID: any HTTP status counts as "answers"
   local url=$1 pid=$2 deadline=$((SECONDS + READY_TIMEOUT))
@@ -168,12 +180,12 @@ need_http=0
 for leg in "${http_legs[@]}"; do want_leg "$leg" && need_http=1; done
 
 if [[ $need_http -eq 1 ]]; then
-  port=$(free_port)
   server_log="$RESULTS/fixture-http.log"
   # shellcheck disable=SC2086
-  start_group "$server_log" $SERVER_CMD --transport http --host 127.0.0.1 --port "$port"
+  start_group "$server_log" $SERVER_CMD --transport http --host 127.0.0.1 --port 0
   server_pid=$STARTED_PID
-  if wait_until_answers "http://127.0.0.1:$port/mcp" "$server_pid"; then
+  if port=$(port_from_log "$server_log" "$server_pid" "$SERVING") &&
+     wait_until_answers "http://127.0.0.1:$port/mcp" "$server_pid"; then
     url="http://localhost:$port/mcp"
     for leg in "${http_legs[@]}"; do
       want_leg "$leg" || continue
@@ -199,13 +211,13 @@ need_stdio=0
 for leg in "${stdio_legs[@]}"; do want_leg "$leg" && need_stdio=1; done
 
 if [[ $need_stdio -eq 1 ]]; then
-  port=$(free_port)
   bridge_log="$RESULTS/bridge-stdio.log"
-  start_group "$bridge_log" env NODE_OPTIONS="--require $LOOPBACK_ONLY" \
+  start_group "$bridge_log" env NODE_OPTIONS="--require $LOOPBACK_ONLY" LOOPBACK_ONLY_REPORT=1 \
     "$NODE" "$BRIDGE" --stdio "$SERVER_CMD --transport stdio" \
-    --outputTransport streamableHttp --stateful --port "$port" --logLevel info
+    --outputTransport streamableHttp --stateful --port 0 --logLevel info
   bridge_pid=$STARTED_PID
-  if wait_until_answers "http://127.0.0.1:$port/mcp" "$bridge_pid"; then
+  if port=$(port_from_log "$bridge_log" "$bridge_pid" 'loopback-only: listening on 127\.0\.0\.1:[0-9]+') &&
+     wait_until_answers "http://127.0.0.1:$port/mcp" "$bridge_pid"; then
     url="http://localhost:$port/mcp"
     for leg in "${stdio_legs[@]}"; do
       want_leg "$leg" || continue
@@ -230,13 +242,13 @@ need_proxy=0
 for leg in "${proxy_legs[@]}"; do want_leg "$leg" && need_proxy=1; done
 
 if [[ $need_proxy -eq 1 ]]; then
-  port=$(free_port)
   proxy_log="$RESULTS/proxy-http.log"
   # shellcheck disable=SC2086
-  start_group "$proxy_log" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port "$port" \
+  start_group "$proxy_log" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port 0 \
     -- $SERVER_CMD --transport stdio
   proxy_pid=$STARTED_PID
-  if wait_until_answers "http://127.0.0.1:$port/mcp" "$proxy_pid"; then
+  if port=$(port_from_log "$proxy_log" "$proxy_pid" "$SERVING") &&
+     wait_until_answers "http://127.0.0.1:$port/mcp" "$proxy_pid"; then
     url="http://localhost:$port/mcp"
     for leg in "${proxy_legs[@]}"; do
       want_leg "$leg" || continue
