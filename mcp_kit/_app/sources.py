@@ -3,8 +3,10 @@
 An application with a `source` serves the methods in `SOURCED_METHODS` from it instead of its own
 registries: the routes (`methods.py`) and the handshake era's subscription and log-level methods
 (`_eras/session.py`) hand each such request to `source.forward(method, params, ctx)`, behind the request
-pipeline like any route. The capabilities the application declares and the OAuth scopes a request needs
-come from the source too. `mcp_kit._proxy` implements it; a mounted application or proxy is one too.
+pipeline like any route. A 2026-07-28 `subscriptions/listen` stream's resource subscriptions are held by
+the source while the stream is open (`source.watching(uris, listener, ctx)`). The capabilities the
+application declares and the OAuth scopes a request needs come from the source too. `mcp_kit._proxy`
+implements it; a mounted application or proxy is one too.
 
 Imports only the context (for typing).
 """
@@ -40,6 +42,11 @@ class Source(Protocol):
 
     async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
         """The answer to one request of `SOURCED_METHODS`."""
+        ...
+
+    def watching(self, uris: list[str], listener: Any, ctx: Context) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Entered while a listen stream wants updates of `uris`: each update calls `listener.resource_updated(uri)`.
+        Entering raises what refuses the subscription (an unknown resource: -32602)."""
         ...
 
     def session_closed(self, session_id: str) -> None:

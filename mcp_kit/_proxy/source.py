@@ -17,6 +17,15 @@ Passing through, in both directions:
 - progress by token, log messages (the downstream's level applies), resource updates, list changes;
   cancellation (a cancelled downstream request cancels its upstream one).
 
+Subscriptions: a handshake-era session's `resources/subscribe` is forwarded on its own upstream session.
+A 2026-07-28 `subscriptions/listen` stream's `resourceSubscriptions` are held upstream, on the caller's
+pooled sessions, while the stream is open (`ProxySource.watching`): a 2026-07-28 upstream gets a listen
+stream of its own for those URIs, a handshake-era one `resources/subscribe`; the downstream stream is
+acknowledged once the upstream has acknowledged (or answered), an upstream refusal (an unknown resource)
+answers the downstream listen, and the upstream's updates reach that caller's streams only. List changes
+come on each upstream session's own listen stream (or as handshake-era notifications) and reach every
+listen stream of the proxy that opted in.
+
 Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
 tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
 every server's and paginate by the proxy's page size.
@@ -101,6 +110,7 @@ class Link:
         self.app: Any = None  # the proxy's application (its listen streams)
         self.upstreams: dict[str | None, Upstream] = {}
         self.calls: list[Forwarded] = []
+        self.watchers: dict[tuple[str | None, str], set[Any]] = {}  # (namespace, upstream URI) -> listen streams
         self.used = time.monotonic()
 
     def upstream(self, namespace: str | None) -> Upstream:
@@ -116,6 +126,42 @@ class Link:
             self.upstreams[namespace] = upstream
             self.source.start(upstream)
         return upstream
+
+    @contextlib.asynccontextmanager
+    async def watching(self, namespace: str | None, uris: list[str], listener: Any) -> AsyncIterator[None]:
+        """Upstream subscriptions to `uris` (the upstream's own URIs) held for one downstream listen stream."""
+        upstream = self.upstream(namespace)
+        ready = anyio.Event()
+        failed: list[Exception] = []
+        scope = anyio.CancelScope()
+
+        async def hold() -> None:
+            with scope:
+                try:
+                    await upstream.hold_listen(uris, ready.set)
+                except Exception as exc:  # refused (or unreachable): the downstream listen is answered with it
+                    failed.append(exc)
+                finally:
+                    ready.set()
+
+        keys = [(namespace, uri) for uri in uris]
+        for key in keys:  # before the upstream acknowledges: an update right after it is not missed
+            self.watchers.setdefault(key, set()).add(listener)
+        try:
+            self.source.spawn(hold)
+            await ready.wait()
+            if failed:
+                raise failed[0]
+            yield
+        finally:
+            scope.cancel()
+            for key in keys:
+                listeners = self.watchers.get(key)
+                if listeners is not None:
+                    listeners.discard(listener)
+                    if not listeners:
+                        del self.watchers[key]
+            self.used = time.monotonic()
 
     def close(self) -> None:
         for upstream in self.upstreams.values():
@@ -178,7 +224,10 @@ class Link:
                 kind = method.split("/")[1]
                 for listener in list(self.app.listeners):
                     listener.list_changed(kind)
-            return  # resource updates reach 2026-07-28 clients only through their own upstream listens: not yet
+            elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+                for listener in list(self.watchers.get((namespace, params["uri"]), ())):  # this caller's streams
+                    listener.resource_updated(names.outward_uri(namespace, params["uri"]))
+            return
         if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             params["uri"] = names.outward_uri(namespace, params["uri"])
             await self.home.notify(method, params, None)
@@ -275,6 +324,11 @@ class ProxySource:
             raise UpstreamUnavailable("the proxy is not running (serve it, or enter app.running())", retryable=True)
         self._tg.start_soon(upstream.run)
 
+    def spawn(self, work: Callable[[], Any]) -> None:
+        if self._tg is None:
+            raise UpstreamUnavailable("the proxy is not running (serve it, or enter app.running())", retryable=True)
+        self._tg.start_soon(work)
+
     async def probe(self) -> None:
         """Connect to every server once, to declare their capabilities (what is unreachable: everything)."""
         link = Link(self, "probe", {})
@@ -332,6 +386,26 @@ class ProxySource:
                   for scope in needed]
         return tuple(dict.fromkeys(scopes))
 
+    @contextlib.asynccontextmanager
+    async def watching(self, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
+        """A downstream listen stream's resource subscriptions, held upstream on the caller's sessions while it is
+        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there)."""
+        link = self.link_for(ctx)
+        wanted: dict[str | None, list[str]] = {}
+        for uri in uris:
+            try:
+                namespace, inner = self.names.inward_uri(uri)
+            except MCPError as exc:
+                raise invalid_params(exc.message, {"uri": uri}) from None
+            refused = self._refusal(ctx, "resources/subscribe", {"uri": uri}, f"Resource {uri!r}")
+            if refused is not None:
+                raise MCPError(-31002, refused, {"error": "insufficient_scope"})
+            wanted.setdefault(namespace, []).append(inner)
+        async with contextlib.AsyncExitStack() as held:
+            for namespace, inner_uris in wanted.items():
+                await held.enter_async_context(link.watching(namespace, inner_uris, listener))
+            yield
+
     def session_closed(self, session_id: str) -> None:
         for key in (f"session:{session_id}", f"caller:session:{session_id}"):
             for found in [k for k in self.links if k == key or k.startswith(key + "|")]:
@@ -360,7 +434,8 @@ class ProxySource:
             await anyio.sleep(min(30.0, self.pool_idle))
             now = time.monotonic()
             for key, link in list(self.links.items()):
-                if key.startswith("caller:") and not link.calls and now - link.used > self.pool_idle:
+                if (key.startswith("caller:") and not link.calls and not link.watchers
+                        and now - link.used > self.pool_idle):
                     self.links.pop(key).close()
 
     # ------------------------------------------------------------------ forwarding
