@@ -1,12 +1,13 @@
 """`Source`: where an application's primitives come from when they live behind another server (a proxy).
 
 An application with a `source` serves the methods in `SOURCED_METHODS` from it instead of its own
-registries: the routes (`methods.py`) and the handshake era's subscription and log-level methods
-(`_eras/session.py`) hand each such request to `source.forward(method, params, ctx)`, behind the request
-pipeline like any route. A 2026-07-28 `subscriptions/listen` stream's resource subscriptions are held by
-the source while the stream is open (`source.watching(uris, listener, ctx)`). The capabilities the
-application declares and the OAuth scopes a request needs come from the source too. `mcp_kit._proxy`
-implements it; a mounted application or proxy is one too.
+registries: the routes (`methods.py`), the handshake era's subscription and log-level methods
+(`_eras/session.py`) and the tasks extension's `tasks/*` methods (`tasks/_methods.py`) hand each such
+request to `source.forward(method, params, ctx)`, behind the request pipeline like any route. A 2026-07-28
+`subscriptions/listen` stream's resource subscriptions are held by the source while the stream is open
+(`source.watching(uris, listener, ctx)`). The capabilities the application declares and the OAuth scopes
+a request needs come from the source too. `mcp_kit._proxy` implements it; a mounted application or proxy
+is one too.
 
 Imports only the context (for typing).
 """
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 SOURCED_METHODS = frozenset({
     "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "prompts/list",
     "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe", "logging/setLevel",
+    "tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list",
 })
 
 

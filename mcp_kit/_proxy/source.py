@@ -30,6 +30,18 @@ Names: one server is proxied as it is. Several (a client configuration) are name
 tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
 every server's and paginate by the proxy's page size.
 
+Tasks pass through: the upstream runs them, the proxy keeps no task of its own. A task-augmented
+`tools/call` (2026-07-28: the tasks extension declared in the request's capabilities, which reach the
+upstream in its envelope; 2025-11-25: the `task` param) is forwarded as it is, and the upstream's answer
+(a task, or a plain result when it runs the call plainly) comes back. `tasks/get`, `tasks/result`,
+`tasks/update` and `tasks/cancel` go to the upstream that made the task, on the caller's own upstream
+session (the downstream session's, or the caller's pooled one), so its questions during `tasks/result`
+reach the downstream client through that request; `tasks/list` lists the caller's; a 2025-11-25
+upstream's `notifications/tasks/status` reach the downstream session. With several servers a task id
+names its server as a URI does (`files+abc`). The proxy declares tasks (the extension for 2026-07-28,
+the `tasks` capability for 2025-11-25) when a server behind it declared either generation; it does not
+translate between the generations: each era's task shapes are the upstream's own in that era.
+
 An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call` an `isError` result
 with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
 downstream names and URIs: `write_*=files:write`), checked as mcp_kit checks its own.
@@ -71,6 +83,7 @@ from .._protocol.versions import (
     shape_tool_result,
 )
 from ..client._eras import current_question_key
+from ..tasks._wire import LEGACY_TASKS_VERSION, RELATED_TASK_KEY, TASKS_EXTENSION
 from .targets import Target
 from .upstream import Upstream
 
@@ -81,6 +94,8 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 ENVELOPE = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY)
 LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
          "resources/templates/list": "resourceTemplates"}
+TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"})
+LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
                         "resources": {"subscribe": True, "listChanged": True}, "completions": {}}
@@ -231,6 +246,9 @@ class Link:
         if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             params["uri"] = names.outward_uri(namespace, params["uri"])
             await self.home.notify(method, params, None)
+        elif method == "notifications/tasks/status" and isinstance(params.get("taskId"), str):
+            params["taskId"] = names.outward_uri(namespace, params["taskId"])
+            await self.home.notify(method, params, None)
         elif method.endswith("/list_changed"):
             await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
 
@@ -265,6 +283,17 @@ class Names:
             return namespace, rest
         raise invalid_params(f"Unknown {what.split('/')[0].rstrip('s')} {name!r}: names here start with a server's "
                              f"name and '_' ({', '.join(n + '_' for n in self.namespaces)})")
+
+    def inward_task(self, task_id: Any) -> tuple[str | None, str]:
+        if not isinstance(task_id, str) or not task_id:
+            raise invalid_params("'taskId' is required (the string a task-augmented call returned)")
+        if not self.multiple:
+            return self.single, task_id
+        namespace, sep, rest = task_id.partition("+")
+        if sep and namespace in self.namespaces and rest:
+            return namespace, rest
+        raise invalid_params(f"Unknown task {task_id!r}: task ids here start with a server's name and '+'",
+                             {"taskId": task_id})
 
     def inward_uri(self, uri: Any) -> tuple[str | None, str]:
         if not isinstance(uri, str) or not uri:
@@ -360,6 +389,12 @@ class ProxySource:
             for key in ("tools", "prompts", "resources", "completions"):
                 if key in caps:
                     merged.setdefault(key, {}).update(caps[key] or {})
+        if any("tasks" in caps or TASKS_EXTENSION in (caps.get("extensions") or {}) for caps in known):
+            if is_stateless(version):  # the upstream runs tasks: declared in the downstream's era
+                merged["extensions"] = {TASKS_EXTENSION: {}}
+            elif version == LEGACY_TASKS_VERSION:
+                declared = [caps["tasks"] for caps in known if isinstance(caps.get("tasks"), dict)]
+                merged["tasks"] = declared[0] if len(declared) == 1 else dict(LEGACY_TASKS_CAPABILITY)
         return merged
 
     def _remember(self, namespace: str | None, tool: Any) -> None:
@@ -455,7 +490,7 @@ class ProxySource:
                 result = await self._send(link, namespace, method, {**params, "name": name}, ctx)
             except UpstreamUnavailable as exc:
                 return shape_tool_result(error_result(exc.message), version)
-            return shape_tool_result(self._clean(result, version), version)
+            return shape_tool_result(self._outward_task(self._clean(result, version), namespace), version)
         if method == "prompts/get":
             namespace, name = names.inward_name(params.get("name"), "prompts/get")
             refused = self._refusal(ctx, method, params, f"Prompt {params.get('name')!r}")
@@ -486,6 +521,8 @@ class ProxySource:
             else:
                 namespace, ref["uri"] = names.inward_uri(ref.get("uri"))
             return self._clean(await self._send(link, namespace, method, {**params, "ref": ref}, ctx), version)
+        if method in TASK_METHODS:
+            return await self._task_method(link, method, params, ctx)
         if method == "logging/setLevel":
             for namespace in self.targets:
                 upstream = link.upstream(namespace)
@@ -495,6 +532,46 @@ class ProxySource:
                     await session.set_level(str(params.get("level")))  # 2026-07-28 upstream: in each envelope
             return {}
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _task_method(self, link: Link, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        """`tasks/*`: to the upstream that made the task, on the caller's upstream session (its id names the
+        server when there are several: `NS+id`); `tasks/list` merges every server's."""
+        version = ctx.protocol_version
+        if method == "tasks/list" and self.names.multiple:
+            tasks: list[Any] = []
+            for namespace in self.targets:
+                with contextlib.suppress(MCPError):
+                    page = await self._send(link, namespace, method, {}, ctx)
+                    tasks.extend(self._outward_task({"task": task}, namespace)["task"]
+                                 for task in page.get("tasks") or [])
+            page_items, next_cursor = paginate(tasks, params, ctx.channel.app.page_size)
+            merged: dict[str, Any] = {"tasks": page_items}
+            if next_cursor is not None:
+                merged["nextCursor"] = next_cursor
+            return merged
+        if method == "tasks/list":
+            namespace, forwarded = self.names.single, params
+        else:
+            namespace, task_id = self.names.inward_task(params.get("taskId"))
+            forwarded = {**params, "taskId": task_id}
+        result = self._clean(await self._send(link, namespace, method, forwarded, ctx), version)
+        if method == "tasks/list":
+            return result
+        return self._outward_task(result, namespace)
+
+    def _outward_task(self, result: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+        """A result naming an upstream task, with the task's id as the proxy names it (`NS+id` for several)."""
+        if not self.names.multiple:
+            return result
+        for holder in (result, result.get("task")):  # 2026-07-28's flat task, 2025-11-25's {"task": ...}
+            if isinstance(holder, dict) and isinstance(holder.get("taskId"), str):
+                holder["taskId"] = self.names.outward_uri(namespace, holder["taskId"])
+        meta = result.get("_meta")
+        related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and isinstance(related, dict) and isinstance(related.get("taskId"), str):
+            result["_meta"] = {**meta, RELATED_TASK_KEY: {**related, "taskId": self.names.outward_uri(
+                namespace, related["taskId"])}}
+        return result
 
     def _refusal(self, ctx: Context, method: str, params: dict[str, Any], what: str) -> str | None:
         needed = self.required_scopes(method, params)
@@ -511,7 +588,8 @@ class ProxySource:
         link.calls.append(call)
         reset = _CURRENT.set(call)
         try:
-            result = await upstream.request(method, outbound(params, ctx, upstream))
+            await upstream.connected()  # the envelope sent depends on the era the upstream session speaks
+            result = await upstream.request(method, outbound(params, ctx, upstream, method))
         finally:
             _CURRENT.reset(reset)
             link.calls.remove(call)
@@ -581,12 +659,14 @@ class ProxySource:
         return out
 
 
-def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream) -> dict[str, Any]:
+def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream, method: str = "") -> dict[str, Any]:
     """The params sent upstream: as received, without the downstream's 2026-07-28 envelope (the upstream client
-    writes its own), with the downstream's log level when it opted in to logs."""
+    writes its own) or its input round's answers (but `tasks/update`'s, which are the task's), with the
+    downstream's log level when it opted in to logs."""
     out = dict(params)
-    out.pop("inputResponses", None)
-    out.pop("requestState", None)
+    if method != "tasks/update":
+        out.pop("inputResponses", None)
+        out.pop("requestState", None)
     meta = out.get("_meta")
     if isinstance(meta, dict):
         kept = {k: v for k, v in meta.items() if k not in ENVELOPE}
