@@ -258,7 +258,7 @@ class StatelessRequests:
         app.hub.subscribe_all(listener.uris, listener, owner=self._owner)  # -32602 past the limits, nothing kept
         try:
             async with contextlib.AsyncExitStack() as held:
-                if app.source is not None and listener.uris:  # a proxy: the server behind it tells of updates
+                if app.source is not None:  # a proxy: the servers behind it tell of updates and list changes
                     await held.enter_async_context(app.source.watching(listener.uris, listener, context))
                 await app.hub.ready(listener.uris)
                 await self._port.notify("notifications/subscriptions/acknowledged",

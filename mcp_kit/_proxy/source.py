@@ -24,7 +24,8 @@ stream of its own for those URIs, a handshake-era one `resources/subscribe`; the
 acknowledged once the upstream has acknowledged (or answered), an upstream refusal (an unknown resource)
 answers the downstream listen, and the upstream's updates reach that caller's streams only. List changes
 come on each upstream session's own listen stream (or as handshake-era notifications) and reach every
-listen stream of the proxy that opted in.
+listen stream of the proxy that opted in; a listen stream connects its caller's upstream sessions and is
+acknowledged once they hear list changes, so a stream that is a caller's only request hears them too.
 
 Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
 tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
@@ -126,6 +127,7 @@ class Link:
         self.upstreams: dict[str | None, Upstream] = {}
         self.calls: list[Forwarded] = []
         self.watchers: dict[tuple[str | None, str], set[Any]] = {}  # (namespace, upstream URI) -> listen streams
+        self.streams = 0  # downstream listen streams open on this link
         self.used = time.monotonic()
 
     def upstream(self, namespace: str | None) -> Upstream:
@@ -426,6 +428,19 @@ class ProxySource:
         """A downstream listen stream's resource subscriptions, held upstream on the caller's sessions while it is
         open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there)."""
         link = self.link_for(ctx)
+        link.streams += 1  # a pooled link with a stream open does not expire
+        try:
+            async with self._watching(link, uris, listener, ctx):
+                yield
+        finally:
+            link.streams -= 1
+            link.used = time.monotonic()
+
+    @contextlib.asynccontextmanager
+    async def _watching(self, link: Link, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
+        for namespace in self.targets:  # connected: each upstream session's own listen brings its list changes
+            with contextlib.suppress(UpstreamUnavailable):
+                await link.upstream(namespace).hearing_lists()
         wanted: dict[str | None, list[str]] = {}
         for uri in uris:
             try:
@@ -469,7 +484,7 @@ class ProxySource:
             await anyio.sleep(min(30.0, self.pool_idle))
             now = time.monotonic()
             for key, link in list(self.links.items()):
-                if (key.startswith("caller:") and not link.calls and not link.watchers
+                if (key.startswith("caller:") and not link.calls and not link.streams
                         and now - link.used > self.pool_idle):
                     self.links.pop(key).close()
 

@@ -61,6 +61,7 @@ class Upstream:
         self.subscriptions: set[str] = set()  # a handshake-era downstream's resources/subscribe
         self.watched: dict[str, int] = {}  # URIs downstream listen streams hold subscribed (handshake-era upstream)
         self._ready = anyio.Event()
+        self._lists_heard = anyio.Event()  # set once this connection hears the upstream's list changes
         self._closed = False
         self._stop = anyio.Event()
         self._legacy_sse = False
@@ -102,7 +103,10 @@ class Upstream:
                     self._scope = scope
                     async with anyio.create_task_group() as tg:
                         if session.stateless_version is not None:  # 2026-07-28: list changes come on a listen stream
+                            self._lists_heard = anyio.Event()
                             tg.start_soon(self._listen, session)
+                        else:
+                            self._lists_heard.set()  # the handshake era: list changes come on the session
                         await session.ended.wait()
                         tg.cancel_scope.cancel()
                 self.last_error = str(session.transport.closed_error or "the connection ended")
@@ -144,12 +148,38 @@ class Upstream:
         wanted = {flag: True for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
                                                 ("resourcesListChanged", "resources"))
                   if (caps.get(kind) or {}).get("listChanged")}
+        heard = self._lists_heard
         if not wanted:
+            heard.set()
             return
-        try:
-            await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
-        except (MCPError, ClientError, TimeoutError) as exc:
-            logger.debug("upstream %s: no listen stream: %s", self.name, exc)
+        seen = len(session.notifications)
+
+        def agreed(params: dict[str, Any]) -> bool:
+            honored = params.get("notifications") or {}
+            return "resourceSubscriptions" not in honored and any(honored.get(flag) for flag in wanted)
+
+        async def acknowledged() -> None:
+            with contextlib.suppress(TimeoutError):
+                await session.wait_notification("notifications/subscriptions/acknowledged", where=agreed, after=seen,
+                                                timeout=self.connect_timeout)
+            heard.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(acknowledged)
+            try:
+                await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+            except (MCPError, ClientError, TimeoutError) as exc:
+                logger.debug("upstream %s: no listen stream: %s", self.name, exc)
+            finally:
+                heard.set()
+                tg.cancel_scope.cancel()
+
+    async def hearing_lists(self) -> None:
+        """Wait (at most `connect_timeout`) until this session hears the upstream's list changes: at once in the
+        handshake era, once its listen stream is acknowledged in 2026-07-28."""
+        await self.connected()
+        with anyio.move_on_after(self.connect_timeout):
+            await self._lists_heard.wait()
 
     async def hold_listen(self, uris: list[str], ready: Callable[[], None]) -> None:
         """Hold upstream subscriptions to `uris` for a downstream listen stream until cancelled, through

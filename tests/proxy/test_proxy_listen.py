@@ -1,6 +1,7 @@
 """2026-07-28 `subscriptions/listen` on the proxy: a downstream client's listen stream for an upstream resource
 gets `notifications/resources/updated` when the upstream resource changes, and list changes, whatever era the
-upstream speaks (the kit upstream answers 2026-07-28; npm server-everything only the handshake era)."""
+upstream speaks (the kit upstream answers 2026-07-28; npm server-everything only the handshake era), and when
+the change is another client's, on an upstream the proxy shares with it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import anyio
 import pytest
 
 from mcp_kit import proxy
+from mcp_kit.client import connect as connect_client
 from mcp_kit.testing import Client, connect
+from tests.helpers.support import http_server
 from tests.proxy.npm_servers import MODULES, everything
 
 pytestmark = pytest.mark.anyio
@@ -92,3 +95,21 @@ async def test_a_listen_stream_through_a_handshake_era_upstream() -> None:
         await client.call_tool("toggle-subscriber-updates", {})  # it tells subscribers at once, then every 5 s
         await stream.wait(UPDATED, uri=uri)
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("wanted", [{"toolsListChanged": True},
+                                    {"toolsListChanged": True, "resourceSubscriptions": ["kit://motd"]}],
+                         ids=["list-changes-only", "with-a-resource"])
+async def test_a_listen_stream_hears_changes_another_client_makes_on_a_shared_http_upstream(
+        wanted: dict[str, Any]) -> None:
+    with http_server(["-m", "tests.helpers.kit_upstream"]) as base:
+        async with connect(proxy(f"{base}/mcp"), stateless=True) as client, anyio.create_task_group() as tg:
+            stream = await listen(client, tg, wanted)  # the listener's first request: it sends nothing more
+            assert stream.agreed == wanted
+            async with connect_client(f"{base}/mcp") as other:
+                if "resourceSubscriptions" in wanted:
+                    await other.call_tool("touch")
+                    await stream.wait(UPDATED, uri="kit://motd")
+                await other.call_tool("grow")
+                await stream.wait("notifications/tools/list_changed")
+            tg.cancel_scope.cancel()
