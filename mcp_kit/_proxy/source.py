@@ -31,7 +31,9 @@ Names: one server is proxied as it is. Several (a client configuration) are name
 tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
 every server's and paginate by the proxy's page size.
 
-Tasks pass through: the upstream runs them, the proxy keeps no task of its own. A task-augmented
+Tasks pass through: the upstream runs them, the proxy keeps no task of its own (so a task keeps the
+upstream's store, TTL, questions and cancellation, and a tool the upstream runs only as a task works
+through the proxy as it does directly). A task-augmented
 `tools/call` (2026-07-28: the tasks extension declared in the request's capabilities, which reach the
 upstream in its envelope; 2025-11-25: the `task` param) is forwarded as it is, and the upstream's answer
 (a task, or a plain result when it runs the call plainly) comes back. `tasks/get`, `tasks/result`,
@@ -47,7 +49,7 @@ An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call
 with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
 downstream names and URIs: `write_*=files:write`), checked as mcp_kit checks its own.
 
-Imports the application layer, the client and the upstream; nothing of a transport.
+Imports the application layer, the client, the upstream and the tasks' wire names; nothing of a transport.
 """
 
 from __future__ import annotations
