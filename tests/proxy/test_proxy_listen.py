@@ -113,3 +113,19 @@ async def test_a_listen_stream_hears_changes_another_client_makes_on_a_shared_ht
                 await other.call_tool("grow")
                 await stream.wait("notifications/tools/list_changed")
             tg.cancel_scope.cancel()
+
+
+async def test_closing_a_listen_stream_ends_its_upstream_subscription() -> None:
+    with http_server(["-m", "tests.helpers.kit_upstream"]) as base:
+        async with connect(proxy(f"{base}/mcp"), stateless=True) as client, anyio.create_task_group() as tg, \
+                connect_client(f"{base}/mcp") as other:
+            async def upstream_subscribers() -> int:
+                return int((await other.call_tool("subscribers", {"uri": "kit://motd"}))["content"][0]["text"])
+
+            stream = await listen(client, tg, {"resourceSubscriptions": ["kit://motd"]})
+            assert await upstream_subscribers() == 1  # the proxy's own listen, upstream
+            await client.cancel(stream.id)  # the client ends its stream
+            with anyio.fail_after(20):
+                while await upstream_subscribers():  # each look is a round trip to the upstream
+                    pass
+            tg.cancel_scope.cancel()
