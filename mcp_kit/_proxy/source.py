@@ -43,7 +43,9 @@ reach the downstream client through that request; `tasks/list` lists the caller'
 upstream's `notifications/tasks/status` reach the downstream session. With several servers a task id
 names its server as a URI does (`files+abc`). The proxy declares tasks (the extension for 2026-07-28,
 the `tasks` capability for 2025-11-25) when a server behind it declared either generation; it does not
-translate between the generations: each era's task shapes are the upstream's own in that era.
+translate between the generations: each era's task shapes are the upstream's own in that era. A client
+of a version without tasks (before 2025-11-25) gets plain calls (its `task` param is dropped) and no
+`tasks/*` methods (-32601).
 
 An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call` an `isError` result
 with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
@@ -503,8 +505,11 @@ class ProxySource:
             refused = self._refusal(ctx, "tools/call", params, f"Tool {params.get('name')!r}")
             if refused is not None:
                 return shape_tool_result(error_result(refused), version)
+            forwarded = {**params, "name": name}
+            if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
+                forwarded.pop("task", None)  # a version without tasks: a plain call, as mcp_kit runs its own
             try:
-                result = await self._send(link, namespace, method, {**params, "name": name}, ctx)
+                result = await self._send(link, namespace, method, forwarded, ctx)
             except UpstreamUnavailable as exc:
                 return shape_tool_result(error_result(exc.message), version)
             return shape_tool_result(self._outward_task(self._clean(result, version), namespace), version)
@@ -554,6 +559,8 @@ class ProxySource:
         """`tasks/*`: to the upstream that made the task, on the caller's upstream session (its id names the
         server when there are several: `NS+id`); `tasks/list` merges every server's."""
         version = ctx.protocol_version
+        if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")  # this version has no tasks
         if method == "tasks/list" and self.names.multiple:
             tasks: list[Any] = []
             for namespace in self.targets:

@@ -145,3 +145,14 @@ async def test_task_ids_of_several_servers_are_namespaced(tmp_path: Path) -> Non
         assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
         listed = {task["taskId"] for task in (await client.request("tasks/list", {}))["tasks"]}
         assert task_id in listed and all(t.startswith(("left+", "right+")) for t in listed)
+
+
+async def test_a_client_of_a_version_without_tasks_gets_plain_calls() -> None:
+    async with connect(proxy(UPSTREAM), protocol_version="2025-06-18") as client:
+        assert "tasks" not in client.initialize_result["capabilities"]
+        await client.call_tool("open_gate")
+        plain = await client.request("tools/call", {"name": "job", "arguments": {"n": 1}, "task": {}})
+        assert plain["content"][0]["text"] == "done 1" and "task" not in plain  # 2025-06-18 has no tasks
+        with pytest.raises(MCPError) as missing:
+            await client.request("tasks/get", {"taskId": "anything"})
+        assert missing.value.code == -32601
