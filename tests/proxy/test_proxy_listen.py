@@ -129,3 +129,20 @@ async def test_closing_a_listen_stream_ends_its_upstream_subscription() -> None:
                 while await upstream_subscribers():  # each look is a round trip to the upstream
                     pass
             tg.cancel_scope.cancel()
+
+
+async def test_a_listen_stream_outlives_a_restart_of_the_upstream(downstream: Client) -> None:
+    async def upstream_subscribers() -> int:
+        return int((await downstream.call_tool("subscribers", {"uri": "kit://motd"}))["content"][0]["text"])
+
+    async with anyio.create_task_group() as tg:
+        stream = await listen(downstream, tg, {"resourceSubscriptions": ["kit://motd"]})
+        before = (await downstream.call_tool("pid"))["content"][0]["text"]
+        with anyio.fail_after(20):
+            assert (await downstream.call_tool("die"))["isError"] is True  # the upstream exits mid-call
+            while await upstream_subscribers() != 1:  # the restarted upstream: the proxy listens there again
+                pass
+        assert (await downstream.call_tool("pid"))["content"][0]["text"] != before
+        await downstream.call_tool("touch")
+        await stream.wait(UPDATED, uri="kit://motd")
+        tg.cancel_scope.cancel()
