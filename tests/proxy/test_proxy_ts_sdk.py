@@ -2,8 +2,9 @@
 stdio (the client spawns the proxy) and Streamable HTTP (the proxy serves on port 0): 1.x in the handshake era,
 2.x in auto mode (2026-07-28, bridged to the handshake-only upstream) when installed. Each case lists, calls,
 reads and gets, then subscribes (1.x: resources/subscribe; 2.x: subscriptions/listen) and hears the upstream's
-resource update. One node process runs every case through `tests/ts_sdk/proxy_client.cjs`; each test checks
-one case's answers."""
+resource update. With @modelcontextprotocol/ext-tasks installed, its client runs a 2025-11-25 task through the
+proxy in front of `tests.helpers.kit_tasks_upstream`. One node process runs every case through
+`tests/ts_sdk/proxy_client.cjs`; each test checks one case's answers."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.proxy.npm_servers import MODULES, NODE, everything
 NODE_MODULES = ROOT / "conformance" / "node_modules"
 TS_SDK_1 = NODE_MODULES / "@modelcontextprotocol" / "sdk" / "package.json"
 TS_SDK_2 = NODE_MODULES / "@modelcontextprotocol" / "client" / "package.json"
+TS_TASKS = NODE_MODULES / "@modelcontextprotocol" / "ext-tasks" / "package.json"
 TS_CLIENT = ROOT / "tests" / "ts_sdk" / "proxy_client.cjs"
 CASES = {"v1-stdio": ("v1", "stdio"), "v1-http": ("v1", "http"), "v2-stdio": ("v2", "stdio"),
          "v2-http": ("v2", "http")}
@@ -41,8 +43,12 @@ def reports(proxy_url: str) -> dict[str, dict[str, Any]]:
     cases = [{"name": name, "sdk": sdk, "transport": transport} for name, (sdk, transport) in CASES.items()
              if sdk == "v1" or TS_SDK_2.exists()]
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", ""), "MCP_LOG_LEVEL": "warning"}
+    if TS_TASKS.exists() and TS_SDK_2.exists():
+        cases.append({"name": "tasks", "sdk": "tasks", "transport": "stdio"})
     config = {"python": sys.executable, "cwd": str(ROOT), "env": env,
-              "proxy": ["-m", "mcp_kit", "proxy", "--", *everything()], "url": proxy_url, "cases": cases}
+              "proxy": ["-m", "mcp_kit", "proxy", "--", *everything()], "url": proxy_url,
+              "tasks_proxy": ["-m", "mcp_kit", "proxy", "--", sys.executable, "-m", "tests.helpers.kit_tasks_upstream"],
+              "cases": cases}
     done = subprocess.run([str(NODE), str(TS_CLIENT), str(NODE_MODULES), json.dumps(config)],
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -66,3 +72,16 @@ def test_the_typescript_sdk_drives_the_proxy(name: str, reports: dict[str, dict[
     assert any("Lyon" in (text or "") for text in report["prompt"])
     assert report["subscribed"] == [report["resource"]]  # 2.x: the proxy's listen honoured the subscription
     assert report["updated"] == report["resource"]  # the upstream's update reached the TypeScript client
+
+
+def test_the_typescript_tasks_client_runs_a_task_through_the_proxy(reports: dict[str, dict[str, Any]]) -> None:
+    if "tasks" not in reports:
+        pytest.skip("@modelcontextprotocol/ext-tasks and the TypeScript SDK 2.x are not installed")
+    report = reports["tasks"]
+    assert report["error"] is None, report["error"]
+    assert report["stray"] == []
+    assert report["capabilities"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert ["job", "optional"] in report["declared"] and ["ask_first", "required"] in report["declared"]
+    assert report["opened"] == "open"  # an ordinary call beside the task, while it waits upstream
+    assert report["status"] == "completed" and report["text"] == "done 2"
+    assert report["taskId"] and report["related"] == report["taskId"]  # the upstream's task, fetched through us

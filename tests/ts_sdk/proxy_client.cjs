@@ -6,12 +6,19 @@
 //
 //   node proxy_client.cjs NODE_MODULES_DIR CONFIG_JSON
 //
+// A "tasks" case (the 2.x client with @modelcontextprotocol/ext-tasks, in the handshake era: 2025-11-25
+// tasks) spawns `python TASKS_PROXY` (the proxy in front of tests.helpers.kit_tasks_upstream), calls `job`
+// as a task, opens the gate with an ordinary call, and settles the task through the proxy.
+//
 // CONFIG_JSON: {"python": ..., "cwd": ..., "env": {...}, "proxy": [ARGS after python], "url": BASE_URL or null,
-//               "cases": [{"name", "sdk": "v1"|"v2", "transport": "stdio"|"http"}]}
+//               "tasks_proxy": [ARGS after python],
+//               "cases": [{"name", "sdk": "v1"|"v2"|"tasks", "transport": "stdio"|"http"}]}
 // A stdio case spawns `python ARGS` itself (the proxy, which starts the upstream); an http case talks to
 // `${url}/mcp`. Prints one JSON line per case: {"name", "era", "tools", "echo", "sum", "resource", "read",
 // "prompt", "subscribed", "updated", "error", "stray"} (`stray`: rejections the SDK left unhandled during the case).
 'use strict';
+
+const path = require('node:path');
 
 const [modules, configText] = process.argv.slice(2);
 const config = JSON.parse(configText);
@@ -28,8 +35,8 @@ function bounded(promise, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function proxyCommand() {
-  return { command: config.python, args: config.proxy, cwd: config.cwd, env: config.env, stderr: 'ignore' };
+function proxyCommand(args = config.proxy) {
+  return { command: config.python, args, cwd: config.cwd, env: config.env, stderr: 'ignore' };
 }
 
 function textOf(result) {
@@ -129,12 +136,40 @@ async function runV2(testCase) {
   }
 }
 
+async function runTasks() {
+  const sdk = load('@modelcontextprotocol/client');
+  const { StdioClientTransport } = load('@modelcontextprotocol/client/stdio');
+  const tasks = await import(path.join(modules, '@modelcontextprotocol', 'ext-tasks', 'dist', 'client', 'index.js'));
+  const client = new sdk.Client({ name: 'ts-sdk-2-tasks', version: '2.0.0' }, { capabilities: {} });
+  await bounded(client.connect(new StdioClientTransport(proxyCommand(config.tasks_proxy))), 'connect');
+  const session = tasks.createTaskSessionFromClient(client, { endpointId: 'mcp-kit-proxy' });
+  try {
+    const declared = (await bounded(client.listTools(), 'tools/list')).tools; // the session learns taskSupport
+    const execution = await bounded(session.callTool('job', { n: 2 }, { task: { preference: 'require' } }),
+                                    'tools/call as a task');
+    const opened = textOf(await bounded(client.callTool({ name: 'open_gate', arguments: {} }), 'open_gate'));
+    const { outcome } = await bounded(execution.settle(), 'settling the task');
+    const result = tasks.resultFromTaskOutcome(outcome);
+    return {
+      era: client.getNegotiatedProtocolVersion?.() ?? null,
+      capabilities: client.getServerCapabilities()?.tasks ?? null,
+      declared: declared.map((tool) => [tool.name, tool.execution?.taskSupport ?? null]),
+      opened, status: outcome.status, taskId: outcome.task?.taskId ?? null, text: textOf(result),
+      related: result._meta?.['io.modelcontextprotocol/related-task']?.taskId ?? null,
+    };
+  } finally {
+    await session.close();
+    await client.close();
+  }
+}
+
 async function main() {
   for (const testCase of config.cases) {
     let report;
     const strayBefore = stray.length;
     try {
-      const outcome = await (testCase.sdk === 'v1' ? runV1 : runV2)(testCase);
+      const run = { v1: runV1, v2: runV2, tasks: runTasks }[testCase.sdk];
+      const outcome = await run(testCase);
       report = { name: testCase.name, error: null, ...outcome };
     } catch (error) {
       report = { name: testCase.name, error: String(error?.stack ?? error) };
