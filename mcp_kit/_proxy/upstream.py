@@ -9,6 +9,10 @@ requests get whatever the upstream speaks (`mode="auto"`). After a reconnect it 
 downstream had set up: the log level and the resource subscriptions. `hold_listen` keeps a downstream
 listen stream's subscriptions upstream (a listen of its own, or `resources/subscribe`), through reconnects.
 
+A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input before SIGTERM: the host in
+front of the proxy gives the proxy about 2 s to stop, and an upstream still running when the proxy is
+killed would be left behind.
+
 `request` never hangs: it waits for a connection at most `connect_timeout` seconds, and a request in
 flight when the connection dies is answered `UpstreamUnavailable` (retryable) at once, as is one
 the upstream does not answer within `timeout`. An error the upstream answers (`MCPError`) passes
@@ -37,6 +41,7 @@ from .targets import Target
 logger = logging.getLogger("mcp_kit.proxy")
 
 NotificationSink = Callable[[dict[str, Any]], Any]
+EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input, before SIGTERM
 
 
 class Upstream:
@@ -93,7 +98,8 @@ class Upstream:
                                headers=dict(target.headers) or None, timeout=self.timeout,
                                init_timeout=self.connect_timeout, client_name=self.client_name,
                                on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
-                               transport="sse" if self._legacy_sse else "auto") as session:
+                               transport="sse" if self._legacy_sse else "auto",
+                               exit_grace=EXIT_GRACE) as session:
                 self.initialize_result = session.initialize_result
                 await self._restore(session)
                 self.session = session
