@@ -1,12 +1,14 @@
 """`Source`: where an application's primitives come from when they live behind another server (a proxy).
 
 An application with a `source` serves the methods in `SOURCED_METHODS` from it instead of its own
-registries: the routes (`methods.py`) and the handshake era's subscription and log-level methods
-(`_eras/session.py`) hand each such request to `source.forward(method, params, ctx)`, behind the request
-pipeline like any route. The capabilities the application declares and the OAuth scopes a request needs
-come from the source too. `mcp_kit._proxy` implements it. `sourced.py` puts the application's tool
-transforms and hiding between a proxy's routes and its source, and serves a proxy mounted in a plain
-application from that proxy's source, beside the application's own primitives.
+registries: the routes (`methods.py`), the handshake era's subscription and log-level methods
+(`_eras/session.py`) and the tasks extension's `tasks/*` methods (`tasks/_methods.py`) hand each such
+request to `source.forward(method, params, ctx)`, behind the request pipeline like any route. A 2026-07-28
+`subscriptions/listen` stream's resource subscriptions are held by the source while the stream is open
+(`source.watching(uris, listener, ctx)`). The capabilities the application declares and the OAuth scopes
+a request needs come from the source too. `mcp_kit._proxy` implements it. `sourced.py` puts the
+application's tool transforms and hiding between a proxy's routes and its source, and serves a proxy
+mounted in a plain application from that proxy's source, beside the application's own primitives.
 
 Imports only the context (for typing).
 """
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 SOURCED_METHODS = frozenset({
     "tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read", "prompts/list",
     "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe", "logging/setLevel",
+    "tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list",
 })
 
 
@@ -42,6 +45,11 @@ class Source(Protocol):
 
     async def forward(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
         """The answer to one request of `SOURCED_METHODS`."""
+        ...
+
+    def watching(self, uris: list[str], listener: Any, ctx: Context) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Entered while a listen stream wants updates of `uris`: each update calls `listener.resource_updated(uri)`.
+        Entering raises what refuses the subscription (an unknown resource: -32602)."""
         ...
 
     def session_closed(self, session_id: str) -> None:

@@ -14,6 +14,7 @@ Imports the application, the method table, the context, input rounds and the cal
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -243,26 +244,29 @@ class StatelessRequests:
         caps = app.capabilities(LATEST_STATELESS)
         agreed: dict[str, Any] = {key: True for key, kind in FILTERS.items() if kind in listener.kinds and kind in caps}
         listener.kinds = {FILTERS[key] for key in agreed}
+        context = Context(scope, request.id, params.get("_meta"), principal)
         if listener.uris and "resources" in caps:
             agreed["resourceSubscriptions"] = listener.uris
             app.hub.check_room(listener, listener.uris, owner=self._owner)  # before any validator runs
-            context = Context(scope, request.id, params.get("_meta"), principal)
-            for uri in listener.uris:  # refused as a read of it would be (the error a 2026-07-28 read gives)
-                try:
+            for uri in listener.uris if app.source is None else ():  # a proxy's upstream refuses its own
+                try:  # refused as a read of it would be (the error a 2026-07-28 read gives)
                     await bind_resource(app.resources, uri, context)
                 except ResourceNotFound as exc:
                     raise MCPError(INVALID_PARAMS, exc.message, {"uri": exc.uri}) from None
         else:
             listener.uris = []
         app.hub.subscribe_all(listener.uris, listener, owner=self._owner)  # -32602 past the limits, nothing kept
-        await app.hub.ready(listener.uris)
-        await self._port.notify("notifications/subscriptions/acknowledged",
-                                {"notifications": agreed, "_meta": {SUBSCRIPTION_ID_KEY: request.id}},
-                                related_to=request.id)
-        app.listeners.add(listener)
-        self._listeners.add(listener)
         try:
-            await listener.done.wait()
+            async with contextlib.AsyncExitStack() as held:
+                if app.source is not None:  # a proxy: the servers behind it tell of updates and list changes
+                    await held.enter_async_context(app.source.watching(listener.uris, listener, context))
+                await app.hub.ready(listener.uris)
+                await self._port.notify("notifications/subscriptions/acknowledged",
+                                        {"notifications": agreed, "_meta": {SUBSCRIPTION_ID_KEY: request.id}},
+                                        related_to=request.id)
+                app.listeners.add(listener)
+                self._listeners.add(listener)
+                await listener.done.wait()
         finally:
             self._listeners.discard(listener)
             app.listeners.discard(listener)

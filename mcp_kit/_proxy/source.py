@@ -17,9 +17,35 @@ Passing through, in both directions:
 - progress by token, log messages (the downstream's level applies), resource updates, list changes;
   cancellation (a cancelled downstream request cancels its upstream one).
 
+Subscriptions: a handshake-era session's `resources/subscribe` is forwarded on its own upstream session.
+A 2026-07-28 `subscriptions/listen` stream's `resourceSubscriptions` are held upstream, on the caller's
+pooled sessions, while the stream is open (`ProxySource.watching`): a 2026-07-28 upstream gets a listen
+stream of its own for those URIs, a handshake-era one `resources/subscribe`; the downstream stream is
+acknowledged once the upstream has acknowledged (or answered), an upstream refusal (an unknown resource)
+answers the downstream listen, and the upstream's updates reach that caller's streams only. List changes
+come on each upstream session's own listen stream (or as handshake-era notifications) and reach every
+listen stream of the proxy that opted in; a listen stream connects its caller's upstream sessions and is
+acknowledged once they hear list changes, so a stream that is a caller's only request hears them too.
+
 Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
 tool and prompt `files_read_file`, resource `files+file:///tmp/a` (and templates likewise); lists merge
 every server's and paginate by the proxy's page size.
+
+Tasks pass through: the upstream runs them, the proxy keeps no task of its own (so a task keeps the
+upstream's store, TTL, questions and cancellation, and a tool the upstream runs only as a task works
+through the proxy as it does directly). A task-augmented
+`tools/call` (2026-07-28: the tasks extension declared in the request's capabilities, which reach the
+upstream in its envelope; 2025-11-25: the `task` param) is forwarded as it is, and the upstream's answer
+(a task, or a plain result when it runs the call plainly) comes back. `tasks/get`, `tasks/result`,
+`tasks/update` and `tasks/cancel` go to the upstream that made the task, on the caller's own upstream
+session (the downstream session's, or the caller's pooled one), so its questions during `tasks/result`
+reach the downstream client through that request; `tasks/list` lists the caller's; a 2025-11-25
+upstream's `notifications/tasks/status` reach the downstream session. With several servers a task id
+names its server as a URI does (`files+abc`). The proxy declares tasks (the extension for 2026-07-28,
+the `tasks` capability for 2025-11-25) when a server behind it declared either generation; it does not
+translate between the generations: each era's task shapes are the upstream's own in that era. A client
+of a version without tasks (before 2025-11-25) gets plain calls (its `task` param is dropped) and no
+`tasks/*` methods (-32601).
 
 An upstream that fails answers `UpstreamUnavailable`: -31001, or for `tools/call` an `isError` result
 with a message a model can act on. `scope_map` gives proxied primitives OAuth scopes (fnmatch patterns on
@@ -31,7 +57,7 @@ it by, which is the name `scope_map` matches. Mounted in a plain server, the sou
 sessions: their requests reach `forward` with the parent's context, so upstream sessions are kept per
 parent session (or caller), and the parent's `running()` runs this one.
 
-Imports the application layer, the client and the upstream; nothing of a transport.
+Imports the application layer, the client, the upstream and the tasks' wire names; nothing of a transport.
 """
 
 from __future__ import annotations
@@ -68,6 +94,7 @@ from .._protocol.versions import (
     shape_tool_result,
 )
 from ..client._eras import current_question_key
+from ..tasks._wire import LEGACY_TASKS_VERSION, RELATED_TASK_KEY, TASKS_EXTENSION
 from .targets import Target
 from .upstream import Upstream
 
@@ -78,6 +105,8 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 ENVELOPE = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY)
 LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
          "resources/templates/list": "resourceTemplates"}
+TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"})
+LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
                         "resources": {"subscribe": True, "listChanged": True}, "completions": {}}
@@ -107,6 +136,8 @@ class Link:
         self.app: Any = None  # the proxy's application (its listen streams)
         self.upstreams: dict[str | None, Upstream] = {}
         self.calls: list[Forwarded] = []
+        self.watchers: dict[tuple[str | None, str], set[Any]] = {}  # (namespace, upstream URI) -> listen streams
+        self.streams = 0  # downstream listen streams open on this link
         self.used = time.monotonic()
 
     def upstream(self, namespace: str | None) -> Upstream:
@@ -122,6 +153,42 @@ class Link:
             self.upstreams[namespace] = upstream
             self.source.start(upstream)
         return upstream
+
+    @contextlib.asynccontextmanager
+    async def watching(self, namespace: str | None, uris: list[str], listener: Any) -> AsyncIterator[None]:
+        """Upstream subscriptions to `uris` (the upstream's own URIs) held for one downstream listen stream."""
+        upstream = self.upstream(namespace)
+        ready = anyio.Event()
+        failed: list[Exception] = []
+        scope = anyio.CancelScope()
+
+        async def hold() -> None:
+            with scope:
+                try:
+                    await upstream.hold_listen(uris, ready.set)
+                except Exception as exc:  # refused (or unreachable): the downstream listen is answered with it
+                    failed.append(exc)
+                finally:
+                    ready.set()
+
+        keys = [(namespace, uri) for uri in uris]
+        for key in keys:  # before the upstream acknowledges: an update right after it is not missed
+            self.watchers.setdefault(key, set()).add(listener)
+        try:
+            self.source.spawn(hold)
+            await ready.wait()
+            if failed:
+                raise failed[0]
+            yield
+        finally:
+            scope.cancel()
+            for key in keys:
+                listeners = self.watchers.get(key)
+                if listeners is not None:
+                    listeners.discard(listener)
+                    if not listeners:
+                        del self.watchers[key]
+            self.used = time.monotonic()
 
     def close(self) -> None:
         for upstream in self.upstreams.values():
@@ -184,9 +251,15 @@ class Link:
                 kind = method.split("/")[1]
                 for listener in list(self.app.listeners):
                     listener.list_changed(kind)
-            return  # resource updates reach 2026-07-28 clients only through their own upstream listens: not yet
+            elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+                for listener in list(self.watchers.get((namespace, params["uri"]), ())):  # this caller's streams
+                    listener.resource_updated(names.outward_uri(namespace, params["uri"]))
+            return
         if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             params["uri"] = names.outward_uri(namespace, params["uri"])
+            await self.home.notify(method, params, None)
+        elif method == "notifications/tasks/status" and isinstance(params.get("taskId"), str):
+            params["taskId"] = names.outward_uri(namespace, params["taskId"])
             await self.home.notify(method, params, None)
         elif method.endswith("/list_changed"):
             await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
@@ -222,6 +295,17 @@ class Names:
             return namespace, rest
         raise invalid_params(f"Unknown {what.split('/')[0].rstrip('s')} {name!r}: names here start with a server's "
                              f"name and '_' ({', '.join(n + '_' for n in self.namespaces)})")
+
+    def inward_task(self, task_id: Any) -> tuple[str | None, str]:
+        if not isinstance(task_id, str) or not task_id:
+            raise invalid_params("'taskId' is required (the string a task-augmented call returned)")
+        if not self.multiple:
+            return self.single, task_id
+        namespace, sep, rest = task_id.partition("+")
+        if sep and namespace in self.namespaces and rest:
+            return namespace, rest
+        raise invalid_params(f"Unknown task {task_id!r}: task ids here start with a server's name and '+'",
+                             {"taskId": task_id})
 
     def inward_uri(self, uri: Any) -> tuple[str | None, str]:
         if not isinstance(uri, str) or not uri:
@@ -281,6 +365,11 @@ class ProxySource:
             raise UpstreamUnavailable("the proxy is not running (serve it, or enter app.running())", retryable=True)
         self._tg.start_soon(upstream.run)
 
+    def spawn(self, work: Callable[[], Any]) -> None:
+        if self._tg is None:
+            raise UpstreamUnavailable("the proxy is not running (serve it, or enter app.running())", retryable=True)
+        self._tg.start_soon(work)
+
     async def probe(self) -> None:
         """Connect to every server once, to declare their capabilities (what is unreachable: everything)."""
         link = Link(self, "probe", {})
@@ -312,6 +401,12 @@ class ProxySource:
             for key in ("tools", "prompts", "resources", "completions"):
                 if key in caps:
                     merged.setdefault(key, {}).update(caps[key] or {})
+        if any("tasks" in caps or TASKS_EXTENSION in (caps.get("extensions") or {}) for caps in known):
+            if is_stateless(version):  # the upstream runs tasks: declared in the downstream's era
+                merged["extensions"] = {TASKS_EXTENSION: {}}
+            elif version == LEGACY_TASKS_VERSION:
+                declared = [caps["tasks"] for caps in known if isinstance(caps.get("tasks"), dict)]
+                merged["tasks"] = declared[0] if len(declared) == 1 else dict(LEGACY_TASKS_CAPABILITY)
         return merged
 
     def _remember(self, namespace: str | None, tool: Any) -> None:
@@ -337,6 +432,39 @@ class ProxySource:
         scopes = [scope for pattern, needed in self.scope_map.items() if fnmatch.fnmatchcase(key, pattern)
                   for scope in needed]
         return tuple(dict.fromkeys(scopes))
+
+    @contextlib.asynccontextmanager
+    async def watching(self, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
+        """A downstream listen stream's resource subscriptions, held upstream on the caller's sessions while it is
+        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there)."""
+        link = self.link_for(ctx)
+        link.streams += 1  # a pooled link with a stream open does not expire
+        try:
+            async with self._watching(link, uris, listener, ctx):
+                yield
+        finally:
+            link.streams -= 1
+            link.used = time.monotonic()
+
+    @contextlib.asynccontextmanager
+    async def _watching(self, link: Link, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
+        for namespace in self.targets:  # connected: each upstream session's own listen brings its list changes
+            with contextlib.suppress(UpstreamUnavailable):
+                await link.upstream(namespace).hearing_lists()
+        wanted: dict[str | None, list[str]] = {}
+        for uri in uris:
+            try:
+                namespace, inner = self.names.inward_uri(uri)
+            except MCPError as exc:
+                raise invalid_params(exc.message, {"uri": uri}) from None
+            refused = self._refusal(ctx, "resources/subscribe", {"uri": uri}, f"Resource {uri!r}")
+            if refused is not None:
+                raise MCPError(-31002, refused, {"error": "insufficient_scope"})
+            wanted.setdefault(namespace, []).append(inner)
+        async with contextlib.AsyncExitStack() as held:
+            for namespace, inner_uris in wanted.items():
+                await held.enter_async_context(link.watching(namespace, inner_uris, listener))
+            yield
 
     def session_closed(self, session_id: str) -> None:
         for key in (f"session:{session_id}", f"caller:session:{session_id}"):
@@ -366,7 +494,8 @@ class ProxySource:
             await anyio.sleep(min(30.0, self.pool_idle))
             now = time.monotonic()
             for key, link in list(self.links.items()):
-                if key.startswith("caller:") and not link.calls and now - link.used > self.pool_idle:
+                if (key.startswith("caller:") and not link.calls and not link.streams
+                        and now - link.used > self.pool_idle):
                     self.links.pop(key).close()
 
     # ------------------------------------------------------------------ forwarding
@@ -382,11 +511,14 @@ class ProxySource:
             refused = self._refusal(ctx, "tools/call", params, f"Tool {params.get('name')!r}")
             if refused is not None:
                 return shape_tool_result(error_result(refused), version)
+            forwarded = {**params, "name": name}
+            if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
+                forwarded.pop("task", None)  # a version without tasks: a plain call, as mcp_kit runs its own
             try:
-                result = await self._send(link, namespace, method, {**params, "name": name}, ctx)
+                result = await self._send(link, namespace, method, forwarded, ctx)
             except UpstreamUnavailable as exc:
                 return shape_tool_result(error_result(exc.message), version)
-            return shape_tool_result(self._clean(result, version), version)
+            return shape_tool_result(self._outward_task(self._clean(result, version), namespace), version)
         if method == "prompts/get":
             namespace, name = names.inward_name(params.get("name"), "prompts/get")
             refused = self._refusal(ctx, method, params, f"Prompt {params.get('name')!r}")
@@ -417,6 +549,8 @@ class ProxySource:
             else:
                 namespace, ref["uri"] = names.inward_uri(ref.get("uri"))
             return self._clean(await self._send(link, namespace, method, {**params, "ref": ref}, ctx), version)
+        if method in TASK_METHODS:
+            return await self._task_method(link, method, params, ctx)
         if method == "logging/setLevel":
             for namespace in self.targets:
                 upstream = link.upstream(namespace)
@@ -426,6 +560,48 @@ class ProxySource:
                     await session.set_level(str(params.get("level")))  # 2026-07-28 upstream: in each envelope
             return {}
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _task_method(self, link: Link, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        """`tasks/*`: to the upstream that made the task, on the caller's upstream session (its id names the
+        server when there are several: `NS+id`); `tasks/list` merges every server's."""
+        version = ctx.protocol_version
+        if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")  # this version has no tasks
+        if method == "tasks/list" and self.names.multiple:
+            tasks: list[Any] = []
+            for namespace in self.targets:
+                with contextlib.suppress(MCPError):
+                    page = await self._send(link, namespace, method, {}, ctx)
+                    tasks.extend(self._outward_task({"task": task}, namespace)["task"]
+                                 for task in page.get("tasks") or [])
+            page_items, next_cursor = paginate(tasks, params, ctx.channel.app.page_size)
+            merged: dict[str, Any] = {"tasks": page_items}
+            if next_cursor is not None:
+                merged["nextCursor"] = next_cursor
+            return merged
+        if method == "tasks/list":
+            namespace, forwarded = self.names.single, params
+        else:
+            namespace, task_id = self.names.inward_task(params.get("taskId"))
+            forwarded = {**params, "taskId": task_id}
+        result = self._clean(await self._send(link, namespace, method, forwarded, ctx), version)
+        if method == "tasks/list":
+            return result
+        return self._outward_task(result, namespace)
+
+    def _outward_task(self, result: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+        """A result naming an upstream task, with the task's id as the proxy names it (`NS+id` for several)."""
+        if not self.names.multiple:
+            return result
+        for holder in (result, result.get("task")):  # 2026-07-28's flat task, 2025-11-25's {"task": ...}
+            if isinstance(holder, dict) and isinstance(holder.get("taskId"), str):
+                holder["taskId"] = self.names.outward_uri(namespace, holder["taskId"])
+        meta = result.get("_meta")
+        related = meta.get(RELATED_TASK_KEY) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and isinstance(related, dict) and isinstance(related.get("taskId"), str):
+            result["_meta"] = {**meta, RELATED_TASK_KEY: {**related, "taskId": self.names.outward_uri(
+                namespace, related["taskId"])}}
+        return result
 
     def _refusal(self, ctx: Context, method: str, params: dict[str, Any], what: str) -> str | None:
         needed = self.required_scopes(method, params)
@@ -442,7 +618,8 @@ class ProxySource:
         link.calls.append(call)
         reset = _CURRENT.set(call)
         try:
-            result = await upstream.request(method, outbound(params, ctx, upstream))
+            await upstream.connected()  # the envelope sent depends on the era the upstream session speaks
+            result = await upstream.request(method, outbound(params, ctx, upstream, method))
         finally:
             _CURRENT.reset(reset)
             link.calls.remove(call)
@@ -512,12 +689,14 @@ class ProxySource:
         return out
 
 
-def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream) -> dict[str, Any]:
+def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream, method: str = "") -> dict[str, Any]:
     """The params sent upstream: as received, without the downstream's 2026-07-28 envelope (the upstream client
-    writes its own), with the downstream's log level when it opted in to logs."""
+    writes its own) or its input round's answers (but `tasks/update`'s, which are the task's), with the
+    downstream's log level when it opted in to logs."""
     out = dict(params)
-    out.pop("inputResponses", None)
-    out.pop("requestState", None)
+    if method != "tasks/update":
+        out.pop("inputResponses", None)
+        out.pop("requestState", None)
     meta = out.get("_meta")
     if isinstance(meta, dict):
         kept = {k: v for k, v in meta.items() if k not in ENVELOPE}

@@ -6,7 +6,12 @@ Streamable HTTP `initialize` is refused is tried as legacy HTTP+SSE). A handshak
 session gets a handshake-era upstream session where the upstream speaks one (`mode="legacy"` first:
 subscriptions, the log level and the upstream's own requests then pass as they are); 2026-07-28
 requests get whatever the upstream speaks (`mode="auto"`). After a reconnect it restores what the
-downstream had set up: the log level and the resource subscriptions.
+downstream had set up: the log level and the resource subscriptions. `hold_listen` keeps a downstream
+listen stream's subscriptions upstream (a listen of its own, or `resources/subscribe`), through reconnects.
+
+A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input before SIGTERM: the host in
+front of the proxy gives the proxy about 2 s to stop, and an upstream still running when the proxy is
+killed would be left behind.
 
 `request` never hangs: it waits for a connection at most `connect_timeout` seconds, and a request in
 flight when the connection dies is answered `UpstreamUnavailable` (retryable) at once, as is one
@@ -18,6 +23,7 @@ Imports the client, the errors and the targets.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -35,6 +41,7 @@ from .targets import Target
 logger = logging.getLogger("mcp_kit.proxy")
 
 NotificationSink = Callable[[dict[str, Any]], Any]
+EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input, before SIGTERM
 
 
 class Upstream:
@@ -56,8 +63,10 @@ class Upstream:
         self.last_error = ""
         self.connects = 0  # how many times a connection was made (restarts show as > 1)
         self.log_level: str | None = None
-        self.subscriptions: set[str] = set()
+        self.subscriptions: set[str] = set()  # a handshake-era downstream's resources/subscribe
+        self.watched: dict[str, int] = {}  # URIs downstream listen streams hold subscribed (handshake-era upstream)
         self._ready = anyio.Event()
+        self._lists_heard = anyio.Event()  # set once this connection hears the upstream's list changes
         self._closed = False
         self._stop = anyio.Event()
         self._legacy_sse = False
@@ -89,7 +98,8 @@ class Upstream:
                                headers=dict(target.headers) or None, timeout=self.timeout,
                                init_timeout=self.connect_timeout, client_name=self.client_name,
                                on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
-                               transport="sse" if self._legacy_sse else "auto") as session:
+                               transport="sse" if self._legacy_sse else "auto",
+                               exit_grace=EXIT_GRACE) as session:
                 self.initialize_result = session.initialize_result
                 await self._restore(session)
                 self.session = session
@@ -99,7 +109,10 @@ class Upstream:
                     self._scope = scope
                     async with anyio.create_task_group() as tg:
                         if session.stateless_version is not None:  # 2026-07-28: list changes come on a listen stream
+                            self._lists_heard = anyio.Event()
                             tg.start_soon(self._listen, session)
+                        else:
+                            self._lists_heard.set()  # the handshake era: list changes come on the session
                         await session.ended.wait()
                         tg.cancel_scope.cancel()
                 self.last_error = str(session.transport.closed_error or "the connection ended")
@@ -129,7 +142,7 @@ class Upstream:
                 await session.set_level(self.log_level)
             except MCPError:
                 pass
-        for uri in sorted(self.subscriptions):
+        for uri in sorted(self.subscriptions | set(self.watched)):
             try:
                 await session.subscribe(uri)
             except MCPError as exc:
@@ -141,12 +154,125 @@ class Upstream:
         wanted = {flag: True for flag, kind in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
                                                 ("resourcesListChanged", "resources"))
                   if (caps.get(kind) or {}).get("listChanged")}
+        heard = self._lists_heard
         if not wanted:
+            heard.set()
             return
+        seen = len(session.notifications)
+
+        def agreed(params: dict[str, Any]) -> bool:
+            honored = params.get("notifications") or {}
+            return "resourceSubscriptions" not in honored and any(honored.get(flag) for flag in wanted)
+
+        async def acknowledged() -> None:
+            with contextlib.suppress(TimeoutError):
+                await session.wait_notification("notifications/subscriptions/acknowledged", where=agreed, after=seen,
+                                                timeout=self.connect_timeout)
+            heard.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(acknowledged)
+            try:
+                await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+            except (MCPError, ClientError, TimeoutError) as exc:
+                logger.debug("upstream %s: no listen stream: %s", self.name, exc)
+            finally:
+                heard.set()
+                tg.cancel_scope.cancel()
+
+    async def hearing_lists(self) -> None:
+        """Wait (at most `connect_timeout`) until this session hears the upstream's list changes: at once in the
+        handshake era, once its listen stream is acknowledged in 2026-07-28."""
+        await self.connected()
+        with anyio.move_on_after(self.connect_timeout):
+            await self._lists_heard.wait()
+
+    async def hold_listen(self, uris: list[str], ready: Callable[[], None]) -> None:
+        """Hold upstream subscriptions to `uris` for a downstream listen stream until cancelled, through
+        reconnects: a 2026-07-28 upstream gets a `subscriptions/listen` of its own, a handshake-era one
+        `resources/subscribe` (restored by `_restore`). `ready()` once they are in place; what refuses
+        them before that (the upstream's `MCPError`, `UpstreamUnavailable`) is raised."""
+        session = await self.connected()
+        if session.stateless_version is None:
+            await self._hold_subscribed(session, uris, ready)
+            return
+        acked = False
+        while True:
+            outcome, acked_now = await self._listen_once(session, uris, ready if not acked else None)
+            if not (acked or acked_now):
+                if isinstance(outcome, MCPError):
+                    raise outcome
+                raise self.unavailable(f"ended a listen before acknowledging it ({outcome or 'no reason'})")
+            acked = True
+            if isinstance(outcome, MCPError):  # refused on a later connection: nothing more to hold
+                logger.warning("upstream %s: the listen for %s ended: %s", self.name, uris, outcome.message)
+                return
+            while True:
+                if self._closed:
+                    return
+                if self.session is session:  # the stream ended, the connection did not: listen again shortly
+                    with anyio.move_on_after(self.backoff[0]):
+                        await self._stop.wait()
+                try:
+                    session = await self.connected()
+                    break
+                except UpstreamUnavailable:
+                    continue
+
+    async def _listen_once(self, session: ClientSession, uris: list[str],
+                           ready: Callable[[], None] | None) -> tuple[Any, bool]:
+        """One upstream listen for `uris`, held until it ends: (its error or None, whether it was acknowledged)."""
+        ended = anyio.Event()
+        outcome: list[Any] = []
+        acked: list[bool] = []
+        seen = len(session.notifications)
+
+        def agreed(params: dict[str, Any]) -> bool:
+            honored = (params.get("notifications") or {}).get("resourceSubscriptions")
+            return isinstance(honored, list) and sorted(honored) == sorted(uris)
+
+        async def hold() -> None:
+            try:
+                await session.request("subscriptions/listen", {"notifications": {"resourceSubscriptions": uris}},
+                                      timeout=float("inf"))
+                outcome.append(None)
+            except (MCPError, ClientError, TimeoutError) as exc:
+                outcome.append(exc)
+            ended.set()
+
+        async def acknowledged() -> None:
+            await session.wait_notification("notifications/subscriptions/acknowledged", timeout=float("inf"),
+                                            where=agreed, after=seen)
+            acked.append(True)
+            if ready is not None:
+                ready()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hold)
+            tg.start_soon(acknowledged)
+            await ended.wait()
+            tg.cancel_scope.cancel()
+        return (outcome[0] if outcome else None), bool(acked)
+
+    async def _hold_subscribed(self, session: ClientSession, uris: list[str], ready: Callable[[], None]) -> None:
+        added: list[str] = []
         try:
-            await session.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
-        except (MCPError, ClientError, TimeoutError) as exc:
-            logger.debug("upstream %s: no listen stream: %s", self.name, exc)
+            for uri in uris:
+                if not self.watched.get(uri) and uri not in self.subscriptions:
+                    await session.subscribe(uri)
+                self.watched[uri] = self.watched.get(uri, 0) + 1
+                added.append(uri)
+            ready()
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                for uri in added:
+                    self.watched[uri] -= 1
+                    if not self.watched[uri]:
+                        del self.watched[uri]
+                        if uri not in self.subscriptions and self.session is not None:
+                            with contextlib.suppress(MCPError, ClientError, TimeoutError):
+                                await self.session.unsubscribe(uri)
 
     def close(self) -> None:
         self._closed = True

@@ -20,7 +20,7 @@ from ._base import ClientHandler
 from ._eras import check_mode
 from ._legacy_sse import LegacySSETransport
 from ._session import ClientSession, LogCallback, NotificationCallback
-from ._stdio import StdioTransport
+from ._stdio import EXIT_GRACE, StdioTransport
 from ._streamable_http import StreamableHTTPTransport
 from ._transport import Transport
 
@@ -31,11 +31,13 @@ def is_url(target: str | Sequence[str]) -> bool:
 
 def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                    headers: dict[str, str] | None = None, on_stderr: Callable[[str], None] | None = None,
-                   timeout: float = 30.0, auth: httpx.Auth | None = None, transport: str = "auto") -> Transport:
+                   timeout: float = 30.0, auth: httpx.Auth | None = None, transport: str = "auto",
+                   exit_grace: float = EXIT_GRACE) -> Transport:
     """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list.
 
     `auth` authorizes HTTP requests (e.g. `mcp_kit.client.oauth.OAuth`); stdio takes credentials from `env`.
     `transport` "sse" talks legacy HTTP+SSE to a URL whatever its path ("auto": a path ending in /sse does).
+    `exit_grace`: the seconds a stdio server gets to exit once its stdin is closed, before SIGTERM.
     """
     if is_url(target):
         assert isinstance(target, str)
@@ -43,7 +45,7 @@ def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = 
         if transport == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse"):
             return LegacySSETransport(url, headers=headers, timeout=timeout, auth=auth)
         return StreamableHTTPTransport(url, headers=headers, timeout=timeout, auth=auth)
-    return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr)
+    return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr, exit_grace=exit_grace)
 
 
 @contextlib.asynccontextmanager
@@ -53,7 +55,8 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
                   on_stderr: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
                   cwd: str | None = None, headers: dict[str, str] | None = None,
                   client_name: str = "mcp-kit", auth: httpx.Auth | None = None,
-                  mode: str = "legacy", transport: str = "auto") -> AsyncIterator[ClientSession]:
+                  mode: str = "legacy", transport: str = "auto",
+                  exit_grace: float = EXIT_GRACE) -> AsyncIterator[ClientSession]:
     """Connect to the server at `target` and yield an initialized `ClientSession`.
 
     `mode` picks the era: "legacy" (the default: the `initialize` handshake at `protocol_version`), "auto"
@@ -67,7 +70,7 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
     if is_stateless(protocol_version):
         mode = protocol_version
     opened = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
-                            auth=auth, transport=transport)
+                            auth=auth, transport=transport, exit_grace=exit_grace)
     try:
         async with opened, anyio.create_task_group() as tg:
             session = ClientSession(opened, handlers=handlers, on_log=on_log, on_notification=on_notification,

@@ -28,7 +28,7 @@ logger = logging.getLogger("mcp_kit.client")
 
 STDERR_TAIL_LINES = 40
 STRAY_LINES_KEPT = 5
-EXIT_GRACE = 2.0
+EXIT_GRACE = 2.0  # seconds a server gets to exit after its stdin closes (and again after SIGTERM)
 
 
 def command_line(command: str | Sequence[str]) -> list[str]:
@@ -43,9 +43,10 @@ class StdioTransport(Transport):
     """Runs `command` and exchanges newline-delimited JSON-RPC with it."""
 
     def __init__(self, command: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                 on_stderr: Callable[[str], None] | None = None) -> None:
+                 on_stderr: Callable[[str], None] | None = None, exit_grace: float = EXIT_GRACE) -> None:
         super().__init__()
         self.argv = command_line(command)
+        self.exit_grace = exit_grace  # after stdin closes, before SIGTERM
         self.description = f"server ({join_command(self.argv)})"
         self.env = env
         self.cwd = cwd
@@ -109,7 +110,7 @@ class StdioTransport(Transport):
                     stop()
                 except ProcessLookupError:
                     break
-            with anyio.move_on_after(EXIT_GRACE):
+            with anyio.move_on_after(self.exit_grace if stop is None else EXIT_GRACE):
                 await process.wait()
 
     # ------------------------------------------------------------------ I/O

@@ -10,6 +10,9 @@ Two generations of tasks exist and each era gets its own over one store (`Tasks.
   `tasks/result` (waits for the outcome, relaying the task's questions to the client),
   `tasks/list`, `tasks/cancel`; `notifications/tasks/status` to the creating session.
 
+In a proxy (an application with a `source`) the `tasks/*` methods go to the source: the tasks are the
+upstream server's.
+
 A task's work runs on the application's `TaskRunner` with a `TaskChannel` (`tasks/_channel.py`), so
 `ctx.elicit`, `ctx.sample`, `ctx.report_progress` keep working inside it.
 
@@ -365,9 +368,12 @@ class Tasks(Extension):
         return {}
 
     def methods(self) -> dict[str, Any]:
-        return {name: functools.partial(self._serve, route) for name, route in TASK_ROUTES.items()}
+        return {name: functools.partial(self._serve, name, route) for name, route in TASK_ROUTES.items()}
 
-    async def _serve(self, route: TaskRoute, params: dict[str, Any], ctx: Context) -> Any:
+    async def _serve(self, method: str, route: TaskRoute, params: dict[str, Any], ctx: Context) -> Any:
+        source = self.app.source
+        if source is not None:  # a proxy: the tasks are the upstream's (`_proxy/source.py`)
+            return await source.forward(method, params, ctx)
         return await route(self, params, ctx)
 
     async def call_tool(self, tool: Any, arguments: dict[str, Any] | None, params: dict[str, Any],

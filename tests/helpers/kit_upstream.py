@@ -60,6 +60,12 @@ def touch() -> str:
 
 
 @app.tool
+def subscribers(uri: str) -> int:
+    """How many sessions and listen streams are subscribed to `uri` here."""
+    return app.hub.subscribers(uri)
+
+
+@app.tool
 def grow() -> str:
     """Add a tool (the tool list changes)."""
     app.add_tool(lambda: "new", name="grown")
