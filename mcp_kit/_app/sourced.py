@@ -16,12 +16,20 @@ proxy's source. What the upstream has is known only at run time, so all of this 
 - a transform naming a tool that neither the application registers nor a complete list from its sources
   shows is logged once (a warning on `mcp_kit.server`) and otherwise waits: the tool is transformed if it
   appears later. A transform that does not fit the upstream tool's schema (an argument it lacks, a required
-  argument hidden without a value) leaves the tool out, logged once as an error: it is served as
-  transformed or not at all;
+  argument hidden without a value, a schema whose `properties` is not an object of objects or whose
+  `required` is not an array of strings) leaves the tool out, logged once as an error: it is served as
+  transformed or not at all. A call checks too, against the schema the upstream lists now (listing first
+  when the proxy has none for that tool): a transform with arguments whose tool's schema is unknown or does
+  not fit refuses the call as for an unknown tool, so a fixed argument is never sent beside one the
+  upstream renamed it to;
 - a name or URI the application serves itself (registered, or from a plain mount) wins over a proxied one,
   and between two mounted proxies the first mounted wins; each shadowed entry is logged once;
 - the application's `list_by_scope` and its extensions' tool filters see its own entries only: a proxied
   tool's scopes are its proxy's `scope_map`, checked by that proxy's source when it is called.
+
+Everything the upstream sends is data, never trusted: a list is read at most `MAX_PAGES` pages and
+`MAX_ITEMS` entries and stops at a cursor it gave before (each logged once), and what is logged once is
+bounded (`MAX_WARNED` keys of at most 200 characters).
 
 Imports the transforms and the protocol's errors and shapes; the application is passed in (`Any`).
 """
@@ -33,7 +41,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._primitives.content import error_result
-from .._primitives.transforms import rewriter, transformed_definition
+from .._primitives.transforms import ToolTransform, rewriter, transformed_definition, transformed_schema
 from .._protocol.errors import MCPError, ToolError, invalid_params
 from .._protocol.versions import shape_tool_result
 
@@ -45,6 +53,9 @@ LIST_METHODS = {"tools": "tools/list", "prompts": "prompts/list", "resources": "
                 "resourceTemplates": "resources/templates/list"}
 KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 NOT_HERE = (-32002, -32602, -32601)  # resource not found, invalid params (unknown), method not found
+MAX_PAGES = 1000  # pages of one list read from a proxy's source
+MAX_ITEMS = 10_000  # entries of one list read from a proxy's source (the rest left out, logged once)
+MAX_WARNED = 1000  # distinct things logged once per application (names come from upstreams: bounded)
 
 
 # ---------------------------------------------------------------------- where sources are
@@ -89,9 +100,18 @@ def _inner(mount: Any, name: str) -> str | None:
 
 
 def _once(app: Application, key: str, level: int, message: str, *args: Any) -> None:
-    if key not in app.sourced_warned:
-        app.sourced_warned.add(key)
-        logger.log(level, message, *args)
+    """Log `message` the first time `key` comes up on `app`. Keys hold upstream names, so both are bounded:
+    a key is cut to 200 characters, and past `MAX_WARNED` keys nothing more is logged (but that, once)."""
+    key = key[:200]
+    if key in app.sourced_warned:
+        return
+    if len(app.sourced_warned) >= MAX_WARNED:
+        if "full" not in app.sourced_warned:
+            app.sourced_warned.add("full")
+            logger.warning("%s: %d problems with proxied primitives logged; no more are", app.name, MAX_WARNED)
+        return
+    app.sourced_warned.add(key)
+    logger.log(level, message, *(arg[:200] if isinstance(arg, str) else arg for arg in args))
 
 
 # ---------------------------------------------------------------------- tools as the application shows them
@@ -187,7 +207,8 @@ async def all_pages(app: Application, key: str, ctx: Any) -> tuple[list[Any], bo
     (an unreachable upstream: what it gave, logged; one without such a list: none)."""
     items: list[Any] = []
     cursor: Any = None
-    for _ in range(1000):
+    cursors: set[str] = set()
+    for _ in range(MAX_PAGES):
         try:
             page = await app.source.forward(LIST_METHODS[key], {"cursor": cursor} if cursor else {}, ctx)
         except MCPError as exc:
@@ -195,10 +216,23 @@ async def all_pages(app: Application, key: str, ctx: Any) -> tuple[list[Any], bo
                 return items, True
             logger.warning("%s: %s", app.name, exc.message)
             return items, False
-        items.extend(item for item in page.get(key) or [] if isinstance(item, dict))
-        cursor = page.get("nextCursor")
+        entries = page.get(key) if isinstance(page, dict) else None
+        if isinstance(entries, list):
+            items.extend(item for item in entries if isinstance(item, dict))
+        if len(items) > MAX_ITEMS:
+            _once(app, f"pages:{key}:many", logging.WARNING, "%s: the %s list of the server behind it has more than "
+                  "%d entries; the rest are left out", app.name, key, MAX_ITEMS)
+            return items[:MAX_ITEMS], False
+        cursor = page.get("nextCursor") if isinstance(page, dict) else None
         if not cursor:
             return items, True
+        if not isinstance(cursor, str) or cursor in cursors:
+            _once(app, f"pages:{key}:cursor", logging.WARNING, "%s: the server behind it pages its %s list with a "
+                  "cursor it gave before (or not a string); the list stops there", app.name, key)
+            return items, False
+        cursors.add(cursor)
+    _once(app, f"pages:{key}:pages", logging.WARNING, "%s: the %s list of the server behind it has more than %d "
+          "pages; the rest are left out", app.name, key, MAX_PAGES)
     return items, False
 
 
@@ -254,10 +288,16 @@ async def proxy_tools_list(app: Application, params: dict[str, Any], ctx: Any) -
 # ---------------------------------------------------------------------- requests for one primitive
 
 
-async def resolve(app: Application, kind: str, name: str, ctx: Any) -> tuple[Application, str, list[Rewrite]] | None:
-    """Which proxy serves tool or prompt (`kind`) `name` as `app` shows it, under which name there, and the
-    argument rewrites on the way (outermost first); None when no proxy of `app` serves it."""
+Step = tuple[Application, str, ToolTransform]  # an application on the way, a tool's name there, its transform
+
+
+async def resolve(app: Application, kind: str, name: str, ctx: Any
+                  ) -> tuple[Application, str, list[Rewrite], list[Step]] | None:
+    """Which proxy serves tool or prompt (`kind`) `name` as `app` shows it, under which name there, the
+    argument rewrites on the way and the transforms they come from (outermost first); None when no proxy of
+    `app` serves it."""
     rewrites: list[Rewrite] = []
+    steps: list[Step] = []
     if kind == "tools":
         inward = inward_tool(app, name)
         if inward is None:
@@ -265,8 +305,9 @@ async def resolve(app: Application, kind: str, name: str, ctx: Any) -> tuple[App
         name, rewrite = inward
         if rewrite is not None:
             rewrites.append(rewrite)
+            steps.append((app, name, app.tool_transforms[name]))
     if app.source is not None:
-        return app, name, rewrites
+        return app, name, rewrites, steps
     candidates = [(mount, inner) for mount in sourced_mounts(app) if (inner := _inner(mount, name)) is not None]
     if len(candidates) > 1:  # several could: the first whose list has it (as in the merged list)
         for mount, inner in candidates:
@@ -276,19 +317,50 @@ async def resolve(app: Application, kind: str, name: str, ctx: Any) -> tuple[App
     for mount, inner in candidates[:1]:
         found = await resolve(mount.child, kind, inner, ctx)
         if found is not None:
-            return found[0], found[1], rewrites + found[2]
+            return found[0], found[1], rewrites + found[2], steps + found[3]
     return None
+
+
+async def fits(proxy: Application, name: str, steps: list[Step], ctx: Any) -> bool:
+    """Whether the argument transforms on the way (`steps`, outermost first) fit proxied tool `name`'s schema as
+    its upstream lists it now (listed first when the proxy has not seen it). An unknown schema does not fit: a
+    transform fixing or hiding an argument is applied only where that argument is known to be what it fixes.
+    A transform found not to fit leaves the tool out (logged once), as a list finding it would."""
+    schemas = getattr(proxy.source, "tool_schemas", None)
+    schema = schemas.get(name) if isinstance(schemas, dict) else None
+    if schema is None:
+        await all_pages(proxy, "tools", ctx)  # the source remembers the schemas it lists
+        schemas = getattr(proxy.source, "tool_schemas", None)
+        schema = schemas.get(name) if isinstance(schemas, dict) else None
+    if schema is None:
+        app, original, _ = steps[0]
+        _once(app, f"unknown:{original}", logging.ERROR, "%s: tool %r is not served: the server behind it lists no "
+              "schema for it, so its transform cannot be checked", app.name, original)
+        return False
+    for app, original, transform in reversed(steps):  # innermost first: each shows the schema to the next
+        try:
+            schema = transformed_schema(original, schema, transform)
+        except ValueError as exc:
+            app.sourced_unfit.add(original)
+            _once(app, f"unfit:{original}", logging.ERROR, "%s: tool %r is not served: %s", app.name, original, exc)
+            return False
+    return True
 
 
 async def call_tool(app: Application, name: str, params: dict[str, Any], ctx: Any) -> Any:
     """The answer to `tools/call` of `name` from a proxy of `app`; None when none serves it."""
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params("'arguments' must be an object")
     found = await resolve(app, "tools", name, ctx)
     if found is None:
         return None
-    proxy, inner, rewrites = found
+    proxy, inner, rewrites, steps = found
+    if any(transform.arguments for _, _, transform in steps) and not await fits(proxy, inner, steps, ctx):
+        return None  # served as transformed or not at all
     forwarded = {**params, "name": inner}
     if rewrites:
-        arguments = params.get("arguments") or {}
+        arguments = arguments or {}
         try:
             for rewrite in rewrites:
                 arguments = rewrite(arguments, ctx)
@@ -314,7 +386,7 @@ async def get_prompt(app: Application, name: str, params: dict[str, Any], ctx: A
     found = await resolve(app, "prompts", name, ctx)
     if found is None:
         return None
-    proxy, inner, _ = found
+    proxy, inner, _, _ = found
     return await proxy.source.forward("prompts/get", {**params, "name": inner}, ctx)
 
 
@@ -337,7 +409,7 @@ async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
         found = await resolve(app, "prompts", ref["name"], ctx)
         if found is None:
             return None
-        proxy, inner, _ = found
+        proxy, inner, _, _ = found
         return await proxy.source.forward("completion/complete", {**params, "ref": {**ref, "name": inner}}, ctx)
     return await by_uri(app, "completion/complete", params, ctx)
 

@@ -384,7 +384,7 @@ class ProxySource:
                 result = upstream.initialize_result
                 self.upstream_capabilities[namespace] = dict(result.get("capabilities") or {})
                 if "tools" in self.upstream_capabilities[namespace]:
-                    with contextlib.suppress(MCPError):
+                    with contextlib.suppress(MCPError, AssertionError):  # AssertionError: it pages forever
                         for tool in await upstream.session.list_tools() if upstream.session else []:
                             self._remember(namespace, tool)
                 if not self.names.multiple and result.get("instructions"):
