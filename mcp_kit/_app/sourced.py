@@ -25,7 +25,9 @@ proxy's source. What the upstream has is known only at run time, so all of this 
 - a name or URI the application serves itself (registered, or from a plain mount) wins over a proxied one,
   and between two mounted proxies the first mounted wins; each shadowed entry is logged once;
 - the application's `list_by_scope` and its extensions' tool filters see its own entries only: a proxied
-  tool's scopes are its proxy's `scope_map`, checked by that proxy's source when it is called.
+  primitive's scopes are its proxy's `scope_map`, checked by that proxy's source when it is used, and
+  asked of it by the application's `required_scopes` (`required_scopes` here), so the HTTP transport's 403
+  step-up challenge and a cached read's check cover proxied primitives as they cover the application's own.
 
 Everything the upstream sends is data, never trusted: a list is read at most `MAX_PAGES` pages and
 `MAX_ITEMS` entries and stops at a cursor it gave before (each logged once), and what is logged once is
@@ -197,6 +199,39 @@ def param_headers(app: Application, name: str) -> dict[str, str]:
                 found = param_headers(mount.child, inner)
                 break
     return {arg: header for arg, header in found.items() if arg not in hidden}
+
+
+def required_scopes(app: Application, method: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """The OAuth scopes a request for a primitive of `app`'s mounted proxies needs (`Application.required_scopes`
+    for one `app` does not serve itself): a tool's or prompt's those of the proxy the first mount whose prefix
+    fits leads to, under its name there (through the transforms on the way: a renamed tool needs its upstream
+    name's); a URI's those of every mounted proxy whose scope map names it (a read goes to the first that has
+    it, which only the upstreams know). A completion needs its prompt's or template's."""
+    if method == "completion/complete":
+        ref = params.get("ref")
+        if not isinstance(ref, dict):
+            return ()
+        if ref.get("type") == "ref/prompt":
+            return required_scopes(app, "prompts/get", {"name": ref.get("name")})
+        return required_scopes(app, "resources/read", {"uri": ref.get("uri")})
+    if method in ("resources/read", "resources/subscribe"):
+        return tuple(dict.fromkeys(scope for proxy in proxies(app)
+                                   for scope in proxy.source.required_scopes(method, params)))
+    name = params.get("name")
+    if method not in ("tools/call", "prompts/get") or not isinstance(name, str):
+        return ()
+    if app.source is not None:
+        return app.required_scopes(method, params)  # the proxy's own transforms, then its scope map
+    if method == "tools/call":
+        inward = inward_tool(app, name)
+        if inward is None:
+            return ()
+        name = inward[0]
+    for mount in sourced_mounts(app):
+        inner = _inner(mount, name)
+        if inner is not None:
+            return required_scopes(mount.child, method, {**params, "name": inner})
+    return ()
 
 
 # ---------------------------------------------------------------------- lists
@@ -415,5 +450,6 @@ async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
 
 
 __all__ = ["by_uri", "call_tool", "complete", "get_prompt", "has_sources", "may_serve_tool", "merged",
-           "param_headers", "proxies", "proxy_tools_call", "proxy_tools_list", "resolve", "sourced_items",
+           "param_headers", "proxies", "proxy_tools_call", "proxy_tools_list", "required_scopes", "resolve",
+           "sourced_items",
            "sourced_mounts"]
