@@ -22,6 +22,10 @@ proxy's source. What the upstream has is known only at run time, so all of this 
   when the proxy has none for that tool): a transform with arguments whose tool's schema is unknown or does
   not fit refuses the call as for an unknown tool, so a fixed argument is never sent beside one the
   upstream renamed it to;
+- a mounted proxy's tools run as plain calls: the application's `tasks/*` use its own store, which an
+  upstream task would not be in, so a call's `task` param and the tasks extension in its capabilities do not
+  reach the upstream, the tools are listed without `execution.taskSupport`, and the application declares
+  no tasks for them (a tool its upstream runs only as a task is served by the proxy itself, not mounted);
 - a name or URI the application serves itself (registered, or from a plain mount) wins over a proxied one,
   and between two mounted proxies the first mounted wins; each shadowed entry is logged once;
 - the application's `list_by_scope` and its extensions' tool filters see its own entries only: a proxied
@@ -38,6 +42,7 @@ Imports the transforms and the protocol's errors and shapes; the application is 
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -46,6 +51,7 @@ from .._primitives.content import error_result
 from .._primitives.transforms import ToolTransform, rewriter, transformed_definition, transformed_schema
 from .._protocol.errors import MCPError, ToolError, invalid_params
 from .._protocol.versions import shape_tool_result
+from ..tasks._wire import TASKS_EXTENSION
 
 logger = logging.getLogger("mcp_kit.server")
 
@@ -288,6 +294,8 @@ async def _sourced_items(app: Application, key: str, ctx: Any) -> tuple[list[Any
             for item in found:
                 if key in ("tools", "prompts") and isinstance(item.get("name"), str):
                     item = {**item, "name": mount.name_in_parent(item["name"])}
+                if key == "tools":
+                    item = without_task_support(item)
                 items.append(item)
     return (shown_tools(app, items, complete=complete) if key == "tools" else items), complete
 
@@ -394,6 +402,9 @@ async def call_tool(app: Application, name: str, params: dict[str, Any], ctx: An
     if any(transform.arguments for _, _, transform in steps) and not await fits(proxy, inner, steps, ctx):
         return None  # served as transformed or not at all
     forwarded = {**params, "name": inner}
+    if proxy is not app:  # mounted: a plain call (the parent's tasks/* could not reach an upstream task)
+        forwarded.pop("task", None)
+        ctx = plain_call(ctx)
     if rewrites:
         arguments = arguments or {}
         try:
@@ -403,6 +414,43 @@ async def call_tool(app: Application, name: str, params: dict[str, Any], ctx: An
             return shape_tool_result(error_result(str(exc)), ctx.protocol_version)
         forwarded["arguments"] = arguments
     return await proxy.source.forward("tools/call", forwarded, ctx)
+
+
+class PlainCallChannel:
+    """A request's channel as a mounted proxy's upstream sees it: the client's capabilities without the tasks
+    extension, so a 2026-07-28 upstream runs the call plainly; everything else is the request's own."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def client_capabilities(self) -> Any:
+        capabilities = self._inner.client_capabilities
+        extensions = capabilities.get("extensions")
+        if not isinstance(extensions, dict) or TASKS_EXTENSION not in extensions:
+            return capabilities
+        return {**capabilities, "extensions": {k: v for k, v in extensions.items() if k != TASKS_EXTENSION}}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def plain_call(ctx: Any) -> Any:
+    """`ctx` for a call forwarded to a mounted proxy: its channel a `PlainCallChannel`."""
+    other = copy.copy(ctx)
+    other.channel = PlainCallChannel(ctx.channel)
+    return other
+
+
+def without_task_support(definition: dict[str, Any]) -> dict[str, Any]:
+    """A mounted proxy's tool definition without `execution.taskSupport`: through a plain server it runs
+    plainly (the parent declares no tasks for it), so no client asks for a task."""
+    execution = definition.get("execution")
+    if not isinstance(execution, dict) or "taskSupport" not in execution:
+        return definition
+    rest = {k: v for k, v in execution.items() if k != "taskSupport"}
+    out = {k: v for k, v in definition.items() if k != "execution"}
+    return {**out, "execution": rest} if rest else out
 
 
 async def proxy_tools_call(app: Application, params: dict[str, Any], ctx: Any) -> Any:
