@@ -161,6 +161,7 @@ class Application:
             self.add_middleware(each)
         self.mounts: list[Mount] = []  # apps mounted here (`mount`)
         self.mounted_in: list[Mount] = []  # where this app is mounted
+        self.sourced_below = False  # a proxy is mounted here, at some depth (kept by `mount`; `sourced.has_sources`)
         self.skill_sources: list[tuple[Any, str | None, bool]] = []  # add_skills calls, repeated by the parents
         self.watchers: list[tuple[str, Callable[..., Any]]] = []  # (template, fn), also given to the parents
         self.tool_transforms: dict[str, ToolTransform] = {}  # by the name the tool has before the transform
@@ -445,6 +446,8 @@ class Application:
             mount.check(kind)
         self.mounts.append(mount)
         app.mounted_in.append(mount)
+        if app.source is not None or app.sourced_below:
+            self._mark_sourced_below()
         changed = [kind for kind in KINDS if mount.sync(kind)]
         self.resources.listers.append(mount.list_resources())
         for template, fn in app.watchers:
@@ -454,6 +457,13 @@ class Application:
         self._completions_changed()
         for kind in changed:
             self._list_changed(kind)
+
+    def _mark_sourced_below(self) -> None:
+        """This server, and every one it is mounted in, has a proxy mounted at some depth."""
+        if not self.sourced_below:
+            self.sourced_below = True
+            for mount in self.mounted_in:
+                mount.parent._mark_sourced_below()
 
     def transform_tool(self, name: str, *, new_name: str | None = None, description: str | None = None,
                        arguments: dict[str, Arg] | None = None) -> None:

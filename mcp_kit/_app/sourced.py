@@ -70,8 +70,8 @@ MAX_WARNED = 1000  # distinct things logged once per application (names come fro
 
 
 def has_sources(app: Application) -> bool:
-    """Whether `app` is a proxy or has one mounted in it (at any depth)."""
-    return app.source is not None or any(has_sources(mount.child) for mount in app.mounts)
+    """Whether `app` is a proxy or has one mounted in it (at any depth: a flag `mount` keeps, no walk)."""
+    return app.source is not None or app.sourced_below
 
 
 def sourced_mounts(app: Application) -> list[Any]:
