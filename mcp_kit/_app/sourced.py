@@ -6,8 +6,9 @@ prompts, resources and templates to its own lists, and routes a request for one 
 proxy's source. What the upstream has is known only at run time, so all of this happens per request:
 
 - a mounted proxy's tools and prompts are renamed `{namespace}_{name}` as any mounted primitive is;
-  resources and templates keep their URIs (a read or completion of a URI the application does not serve
-  itself goes to each mounted proxy in mount order, until one has it);
+  resources and templates keep their URIs (a read, subscription or completion of a URI the application does
+  not serve itself goes to each mounted proxy in mount order, until one has it, past an unreachable one;
+  an unsubscription goes to the proxy that took the subscription);
 - the application's `transform_tool` and `hide_tools` apply to proxied tools as to registered ones, by
   name only (MCP tool definitions carry no tags, and mcp_kit never sends its own `tags`): a list shows the
   transformed definition (`transforms.transformed_definition`), a call of the new name reaches the
@@ -42,6 +43,7 @@ Imports the transforms and the protocol's errors and shapes; the application is 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 from collections.abc import Callable, Iterator
@@ -60,6 +62,7 @@ Rewrite = Callable[[dict[str, Any], Any], dict[str, Any]]
 LIST_METHODS = {"tools": "tools/list", "prompts": "prompts/list", "resources": "resources/list",
                 "resourceTemplates": "resources/templates/list"}
 KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
+UNAVAILABLE = -31001  # the server behind a proxy could not be reached
 NOT_HERE = (-32002, -32602, -32601)  # resource not found, invalid params (unknown), method not found
 MAX_PAGES = 1000  # pages of one list read from a proxy's source
 MAX_ITEMS = 10_000  # entries of one list read from a proxy's source (the rest left out, logged once)
@@ -476,13 +479,46 @@ async def get_prompt(app: Application, name: str, params: dict[str, Any], ctx: A
 async def by_uri(app: Application, method: str, params: dict[str, Any], ctx: Any) -> Any:
     """The answer of the first proxy of `app` that serves the URI in `params` (`resources/read`, a
     subscription); None when none does."""
+    found = await served_by_uri(app, method, params, ctx)
+    return found[1] if found is not None else None
+
+
+async def served_by_uri(app: Application, method: str, params: dict[str, Any], ctx: Any,
+                        only: Application | None = None) -> tuple[Application, Any] | None:
+    """The first proxy of `app` (or just `only`) that serves the URI in `params`, with its answer; None when
+    none does. An unreachable proxy (-31001) is passed over: the next may have the URI; when none has it,
+    the first unreachable one's error is raised (whether it had the URI is unknown)."""
+    unavailable: MCPError | None = None
+    for proxy in proxies(app) if only is None else (only,):
+        try:
+            return proxy, await proxy.source.forward(method, params, ctx)
+        except MCPError as exc:
+            if exc.code == UNAVAILABLE:
+                unavailable = unavailable or exc
+            elif exc.code not in NOT_HERE:
+                raise
+    if unavailable is not None:
+        raise unavailable
+    return None
+
+
+async def watch_sourced(held: contextlib.AsyncExitStack, app: Application, uri: str, listener: Any,
+                        ctx: Any) -> None:
+    """Hold the subscription to `uri` of a 2026-07-28 listen stream on `app` in `held`: on the first proxy of
+    `app` whose source takes it (past unreachable ones, as `served_by_uri`); -32602 when none has it."""
+    unavailable: MCPError | None = None
     for proxy in proxies(app):
         try:
-            return await proxy.source.forward(method, params, ctx)
+            await held.enter_async_context(proxy.source.watching([uri], listener, ctx))
+            return
         except MCPError as exc:
-            if exc.code not in NOT_HERE:
+            if exc.code == UNAVAILABLE:
+                unavailable = unavailable or exc
+            elif exc.code not in NOT_HERE:
                 raise
-    return None
+    if unavailable is not None:
+        raise unavailable
+    raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
 
 
 async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
@@ -499,5 +535,5 @@ async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
 
 __all__ = ["by_uri", "call_tool", "complete", "get_prompt", "has_sources", "may_serve_tool", "merged",
            "param_headers", "proxies", "proxy_tools_call", "proxy_tools_list", "required_scopes", "resolve",
-           "sourced_items",
+           "served_by_uri", "sourced_items", "watch_sourced",
            "sourced_mounts"]

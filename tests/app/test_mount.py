@@ -407,3 +407,16 @@ def test_whether_a_proxy_is_mounted_below_is_kept_at_mount_time_without_walking_
     assert has_sources(inner) and has_sources(middle) and has_sources(outer)
     middle.mounts = []  # no walk: the flag answers
     assert has_sources(outer)
+
+
+async def test_an_unreachable_mounted_proxy_does_not_hide_the_next_ones_resources() -> None:
+    hub = MCPServer("hub")
+    hub.mount(proxy([sys.executable, "-c", "raise SystemExit(1)"], connect_timeout=0.5), "down")
+    hub.mount(proxy([sys.executable, "-m", "tests.helpers.kit_upstream"]), "up")
+    async with connect(hub) as client:
+        assert (await client.read_resource("kit://motd"))[0]["text"] == "mcp_kit says hi"  # the second has it
+        await client.subscribe("kit://motd")  # taken by the second, which an unsubscription goes to
+        await client.request("resources/unsubscribe", {"uri": "kit://motd"})
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("kit://nothing")  # neither has it, and one could not say
+        assert raised.value.code == -31001
