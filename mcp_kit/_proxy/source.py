@@ -414,7 +414,9 @@ class ProxySource:
             self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
 
     def param_headers(self, name: str) -> dict[str, str]:
-        properties = (self.tool_schemas.get(name) or {}).get("properties") or {}
+        properties = (self.tool_schemas.get(name) or {}).get("properties")
+        if not isinstance(properties, dict):  # the upstream's schema: anything may come
+            return {}
         return {arg: str(spec["x-mcp-header"]) for arg, spec in properties.items()
                 if isinstance(spec, dict) and "x-mcp-header" in spec}
 

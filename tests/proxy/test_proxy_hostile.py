@@ -143,3 +143,13 @@ def test_what_is_logged_once_is_bounded() -> None:
         sourced._once(app, f"shadowed:{'x' * 1000}{index}", logging.DEBUG, "m")
     assert len(app.sourced_warned) <= sourced.MAX_WARNED + 1
     assert all(len(key) <= 200 for key in app.sourced_warned)
+
+
+@pytest.mark.parametrize("schema", [{"type": "object", "properties": ["x"]}, {"type": "object", "properties": "abc"},
+                                    {"type": "object", "properties": {"x": 5, "y": {"x-mcp-header": "Y"}}}])
+async def test_the_param_headers_of_a_hostile_schema_are_those_it_can_be_read_for(schema: Any) -> None:
+    app = proxy(upstream(tool(schema)))
+    async with connect(app) as client:
+        await client.list_tools()
+        headers = app.param_headers("query")
+    assert headers == ({"y": "Y"} if isinstance(schema["properties"], dict) else {})
