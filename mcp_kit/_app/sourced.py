@@ -162,7 +162,7 @@ def shown_tools(app: Application, definitions: list[Any], *, complete: bool) -> 
         seen.add(shown)
         out.append(definition)
     if complete and app.tool_transforms:
-        listed = {d.get("name") for d in definitions if isinstance(d, dict)}
+        listed = {d["name"] for d in definitions if isinstance(d, dict) and isinstance(d.get("name"), str)}
         own = {(tool.untransformed or tool).name for tool in app.tools}
         for key in app.tool_transforms:
             if key not in listed and key not in own:
@@ -312,6 +312,8 @@ async def merged(app: Application, key: str, own: list[Any], ctx: Any) -> list[A
     out = list(own)
     for item in await sourced_items(app, key, ctx):
         value = item.get(field)
+        if not isinstance(value, str):  # what an upstream lists without a name or URI cannot be asked for
+            continue
         if value in taken or value in seen:
             whose = f"{app.name!r} serves its own" if value in taken else "another mounted proxy serves one"
             _once(app, f"shadowed:{key}:{value}", logging.WARNING, "%s: %s %r of a mounted proxy is not served: "
@@ -327,7 +329,8 @@ async def proxy_tools_list(app: Application, params: dict[str, Any], ctx: Any) -
     result = await app.source.forward("tools/list", params, ctx)
     if (app.tool_transforms or app.hidden_tools) and isinstance(result, dict):
         complete = not params.get("cursor") and not result.get("nextCursor")
-        result = {**result, "tools": shown_tools(app, list(result.get("tools") or []), complete=complete)}
+        tools = result.get("tools")
+        result = {**result, "tools": shown_tools(app, tools if isinstance(tools, list) else [], complete=complete)}
     return result
 
 

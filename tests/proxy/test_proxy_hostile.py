@@ -153,3 +153,20 @@ async def test_the_param_headers_of_a_hostile_schema_are_those_it_can_be_read_fo
         await client.list_tools()
         headers = app.param_headers("query")
     assert headers == ({"y": "Y"} if isinstance(schema["properties"], dict) else {})
+
+
+@pytest.mark.parametrize("name", [["x"], {"a": 1}, 5, None])
+async def test_a_tool_whose_name_is_not_a_string_is_left_out_of_a_transformed_or_merged_list(name: Any) -> None:
+    listed = upstream({"name": name, "inputSchema": {"type": "object"}}, FINE)
+    app = proxy(listed)
+    app.transform_tool("fine", description="Fine.")
+    hub = MCPServer("hub")
+
+    @hub.tool
+    def own() -> str:
+        return "own"
+
+    hub.mount(proxy(listed), "up")
+    async with connect(app) as client, connect(hub) as hub_client:
+        assert [t["name"] for t in await client.list_tools()] == ["fine"]
+        assert [t["name"] for t in await hub_client.list_tools()] == ["own", "up_fine"]
