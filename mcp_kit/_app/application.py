@@ -478,7 +478,10 @@ class Application:
         show the tool transformed, and calls of the new name reach the upstream under the old one with the
         arguments filled in. A transform naming a tool the upstream does not list is logged once as a warning
         (`mcp_kit.server`), when a complete list lacks it; one that does not fit the upstream tool's schema
-        leaves the tool unserved, logged once as an error (see `_app/sourced.py`).
+        (or a schema not of the shape a transform works on) leaves the tool unserved, logged once as an
+        error. A call checks a transform with arguments again, against the schema the upstream lists now,
+        and is refused as for an unknown tool when it does not fit or the schema is unknown (see
+        `_app/sourced.py`).
         """
         current = self.tools.get(name)
         base = (current.untransformed or current) if current is not None else None
