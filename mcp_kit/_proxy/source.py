@@ -231,6 +231,10 @@ class Link:
     async def _on_notification(self, namespace: str | None, note: dict[str, Any]) -> None:
         method, params = note["method"], dict(note.get("params") or {})
         names = self.source.names
+        if method == "notifications/tools/list_changed":  # the schemas seen may be stale: a call lists again
+            prefix = names.outward_name(namespace, "")
+            for name in [name for name in self.source.tool_schemas if name.startswith(prefix)]:
+                del self.source.tool_schemas[name]
         if method == "notifications/progress":
             token = params.get("progressToken")
             for each in reversed(self.calls):
@@ -336,6 +340,7 @@ class ProxySource:
         self.upstream_capabilities: dict[str | None, dict[str, Any]] = {}
         self.instructions: str | None = None
         self.tool_schemas: dict[str, dict[str, Any]] = {}  # downstream tool name -> inputSchema, as last listed
+        # (a server's are forgotten when it says its tools changed)
         self.probe_on_start = True
         self.on_probed: Callable[[], None] | None = None
         self._tg: TaskGroup | None = None

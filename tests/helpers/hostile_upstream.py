@@ -2,8 +2,9 @@
 
 `python -m tests.helpers.hostile_upstream '<json>'`: the JSON is `{"tools": [...]}` (the definitions
 `tools/list` answers, as given), optionally `"pages": N` (the list is served N times over, page by page),
-`"cursor": "same"` (every page names the same `nextCursor`). `tools/call` answers the arguments it got as
-JSON text, so a test sees what reached the upstream. Speaks the handshake era only.
+`"cursor": "same"` (every page names the same `nextCursor`), `"after": [...]` (the definitions once a call of
+the tool `flip` has come, which sends `notifications/tools/list_changed` first). `tools/call` answers the
+arguments it got as JSON text, so a test sees what reached the upstream. Speaks the handshake era only.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ def main() -> None:
                 result["nextCursor"] = "same"
             elif page + 1 < pages:
                 result["nextCursor"] = str(page + 1)
+        elif method == "tools/call" and params.get("name") == "flip":
+            tools = config.get("after") or []
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            sys.stdout.write(json.dumps(note) + "\n")
+            result = {"content": [{"type": "text", "text": "flipped"}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": json.dumps(params.get("arguments"), sort_keys=True)}]}
         else:

@@ -170,3 +170,18 @@ async def test_a_tool_whose_name_is_not_a_string_is_left_out_of_a_transformed_or
     async with connect(app) as client, connect(hub) as hub_client:
         assert [t["name"] for t in await client.list_tools()] == ["fine"]
         assert [t["name"] for t in await hub_client.list_tools()] == ["own", "up_fine"]
+
+
+async def test_a_schema_changed_upstream_after_the_proxy_saw_it_refuses_the_fixed_argument() -> None:
+    flip = {"name": "flip", "inputSchema": {"type": "object"}}
+    before = tool({"type": "object", "properties": {"tenant": {"type": "string"}, "q": {"type": "string"}}})
+    after = tool({"type": "object", "properties": {"tenant_id": {"type": "string"}, "q": {"type": "string"}}})
+    app = proxy(upstream(before, flip, after=[after, flip]))
+    app.transform_tool("query", arguments={"tenant": Arg(value="acme")})
+    async with connect(app) as client:
+        assert json.loads(text(await client.call_tool("query", {"q": "x"}))) == {"q": "x", "tenant": "acme"}
+        seen = len(client.notifications)
+        assert text(await client.call_tool("flip", {})) == "flipped"  # the upstream renames tenant, and says so
+        await client.wait_notification("notifications/tools/list_changed", timeout=10, after=seen)
+        with pytest.raises(MCPError, match="Unknown tool 'query'"):
+            await client.call_tool("query", {"tenant_id": "evil", "q": "x"})  # no list in between
