@@ -49,6 +49,7 @@ from .mounts import KINDS, Mount, check_mountable
 from .pipeline import Call, Middleware, Pipeline, build_pipeline
 from .sourced import has_sources, inward_tool, may_serve_tool, proxies
 from .sourced import param_headers as sourced_param_headers
+from .sourced import required_scopes as sourced_required_scopes
 from .sources import Source
 from .state import StateLimits
 from .subscriptions import DEFAULT_MAX_PER_SESSION, DEFAULT_MAX_TOTAL, SubscriptionHub
@@ -160,6 +161,7 @@ class Application:
             self.add_middleware(each)
         self.mounts: list[Mount] = []  # apps mounted here (`mount`)
         self.mounted_in: list[Mount] = []  # where this app is mounted
+        self.sourced_below = False  # a proxy is mounted here, at some depth (kept by `mount`; `sourced.has_sources`)
         self.skill_sources: list[tuple[Any, str | None, bool]] = []  # add_skills calls, repeated by the parents
         self.watchers: list[tuple[str, Callable[..., Any]]] = []  # (template, fn), also given to the parents
         self.tool_transforms: dict[str, ToolTransform] = {}  # by the name the tool has before the transform
@@ -444,6 +446,8 @@ class Application:
             mount.check(kind)
         self.mounts.append(mount)
         app.mounted_in.append(mount)
+        if app.source is not None or app.sourced_below:
+            self._mark_sourced_below()
         changed = [kind for kind in KINDS if mount.sync(kind)]
         self.resources.listers.append(mount.list_resources())
         for template, fn in app.watchers:
@@ -453,6 +457,13 @@ class Application:
         self._completions_changed()
         for kind in changed:
             self._list_changed(kind)
+
+    def _mark_sourced_below(self) -> None:
+        """This server, and every one it is mounted in, has a proxy mounted at some depth."""
+        if not self.sourced_below:
+            self.sourced_below = True
+            for mount in self.mounted_in:
+                mount.parent._mark_sourced_below()
 
     def transform_tool(self, name: str, *, new_name: str | None = None, description: str | None = None,
                        arguments: dict[str, Arg] | None = None) -> None:
@@ -467,7 +478,10 @@ class Application:
         show the tool transformed, and calls of the new name reach the upstream under the old one with the
         arguments filled in. A transform naming a tool the upstream does not list is logged once as a warning
         (`mcp_kit.server`), when a complete list lacks it; one that does not fit the upstream tool's schema
-        leaves the tool unserved, logged once as an error (see `_app/sourced.py`).
+        (or a schema not of the shape a transform works on) leaves the tool unserved, logged once as an
+        error. A call checks a transform with arguments again, against the schema the upstream lists now,
+        and is refused as for an unknown tool when it does not fit or the schema is unknown (see
+        `_app/sourced.py`).
         """
         current = self.tools.get(name)
         base = (current.untransformed or current) if current is not None else None
@@ -611,8 +625,14 @@ class Application:
         lacking them gets a 403 `insufficient_scope` challenge it can step up with. With `list_by_scope` a
         tool, prompt or resource the caller may not use is hidden instead: no challenge names it (the
         route answers as for one that does not exist).
+
+        A primitive of a mounted proxy (a name or URI this server does not serve itself) needs what that
+        proxy's `scope_map` says, through the transforms on the way (`sourced.required_scopes`); on a proxy
+        a completion needs the scopes of the prompt or template it completes, as here.
         """
         if self.source is not None:
+            if method == "completion/complete":
+                return sourced_required_scopes(self, method, params)
             if method == "tools/call" and isinstance(params.get("name"), str) and (self.tool_transforms
                                                                                   or self.hidden_tools):
                 inward = inward_tool(self, params["name"])  # the scope map names the tool as the upstream does
@@ -620,6 +640,8 @@ class Application:
                     return ()
                 params = {**params, "name": inward[0]}
             return self.source.required_scopes(method, params)
+        if self.mounts and has_sources(self) and not self._serves(method, params):
+            return sourced_required_scopes(self, method, params)
         if self.list_by_scope and method in ("tools/call", "prompts/get", "resources/read"):
             return ()
         if method == "tools/call":
@@ -644,6 +666,28 @@ class Application:
                      else self.resources.templates.get(key) or self.resources.fixed.get(key))
             return found.scopes if found is not None else ()
         return ()
+
+    def _serves(self, method: str, params: dict[str, Any]) -> bool:
+        """Whether the primitive a request names is this server's own (registered, or of a plain mount), as the
+        routes decide before asking a mounted proxy (anything but a primitive's request: True)."""
+        if method == "tools/call":
+            return not isinstance(params.get("name"), str) or self.tools.get(params["name"]) is not None
+        if method == "prompts/get":
+            return not isinstance(params.get("name"), str) or params["name"] in self.prompts
+        if method in ("resources/read", "resources/subscribe"):
+            uri = params.get("uri")
+            return not isinstance(uri, str) or self.resources.find(uri) is not None
+        if method == "completion/complete":
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return True
+            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+            if not isinstance(key, str):
+                return True
+            if ref.get("type") == "ref/prompt":
+                return key in self.prompts
+            return key in self.resources.templates or key in self.resources.fixed
+        return True
 
     def param_headers(self, name: str) -> dict[str, str]:
         """Arguments of tool `name` mirrored into `Mcp-Param-*` headers (a proxied one's: from the upstream's schema,

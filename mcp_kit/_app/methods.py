@@ -13,7 +13,8 @@ dispatched; the routes check again for every request that gets here with an acce
 (`ctx.principal`), e.g. inside a batch or over legacy SSE: a tool answers an `isError` result,
 a resource or prompt -31002 (`InsufficientScopeError`), both naming the missing scopes. Resource
 scopes are checked in `resources.bind_resource`, so subscriptions (both eras) need them too; a
-completion for a prompt's or template's arguments needs that primitive's scopes. Lists
+completion for a prompt's or template's arguments needs that primitive's scopes (a mounted proxy's: what
+its `scope_map` names, through `Application.required_scopes`). Lists
 show every primitive whatever the caller's scopes, so a client can see what a step-up would
 unlock, unless the application has `list_by_scope`: then lists show a caller only what its scopes
 allow (cursors index that caller's list) and a hidden tool, prompt or resource answers exactly as

@@ -27,7 +27,7 @@ from .._app.channel import LOG_LEVELS
 from .._app.context import Context
 from .._app.methods import check_meta, route_of, uri_param
 from .._app.pipeline import Call
-from .._app.sourced import by_uri, has_sources, proxies
+from .._app.sourced import has_sources, proxies, served_by_uri
 from .._primitives.resources import bind_resource
 from .._protocol.errors import MCPError, ToolError, invalid_params
 from .._protocol.jsonrpc import (
@@ -79,6 +79,7 @@ class Session:
         self.channel = SessionChannel(self, self.state, port)
         self._stateless = StatelessRequests(app, port, self, self.state.session_id)
         self._roots: list[Any] | None = None
+        self.sourced_subscriptions: dict[str, Any] = {}  # URI -> the mounted proxy that took its subscription
         self.closed = False
         self.on_change: Callable[[], Awaitable[None]] | None = None  # persists the record (a shared backend)
         self.opened = time.monotonic()  # mcp.server.session.duration
@@ -408,10 +409,11 @@ async def _subscribe(session: Session, params: dict[str, Any], ctx: Context) -> 
         session.state.subscriptions.add(uri)
         return result
     if app.mounts and has_sources(app) and app.resources.find(uri) is None:  # a mounted proxy's resource?
-        result = await by_uri(app, "resources/subscribe", params, ctx)
-        if result is not None:  # its upstream keeps the subscription and tells us of updates
+        found = await served_by_uri(app, "resources/subscribe", params, ctx)
+        if found is not None:  # its upstream keeps the subscription and tells us of updates
+            session.sourced_subscriptions[uri] = found[0]  # the proxy an unsubscription goes to
             session.state.subscriptions.add(uri)
-            return result
+            return found[1]
     await bind_resource(app.resources, uri, ctx)  # refused exactly as a read of it would be
     app.hub.subscribe(uri, session)  # -32602 past the subscription limits
     session.state.subscriptions.add(uri)
@@ -426,7 +428,8 @@ async def _unsubscribe(session: Session, params: dict[str, Any], ctx: Context) -
         return await session.app.source.forward("resources/unsubscribe", params, ctx)
     session.app.hub.unsubscribe(uri, session)
     if session.app.mounts and has_sources(session.app) and session.app.resources.find(uri) is None:
-        await by_uri(session.app, "resources/unsubscribe", params, ctx)  # a mounted proxy's resource
+        taken_by = session.sourced_subscriptions.pop(uri, None)  # a mounted proxy's resource: the one that took it
+        await served_by_uri(session.app, "resources/unsubscribe", params, ctx, only=taken_by)
     return {}
 
 

@@ -7,6 +7,10 @@ alone: its version, client capabilities and log level come from its own envelope
 connection, so one stdio connection can mix a handshake-era session and stateless requests, as
 migrating clients do. Its `StatelessChannel` answers the handler's `Context`.
 
+A listen stream's `resourceSubscriptions` of a proxy are held by its source; on a plain server with a
+proxy mounted in it, a URI the server does not serve itself is held by the first mounted proxy whose
+source takes it (`sourced.watch_sourced`), the server's own as always.
+
 Imports the application, the method table, the context, input rounds and the caller's identity
 (`auth.principal`); never the session or a transport (the connection is reached through its
 `OutboundPort`).
@@ -26,6 +30,7 @@ from .._app.channel import LOG_LEVELS
 from .._app.context import Context
 from .._app.methods import CACHEABLE, INPUT_ROUND_METHODS, route_of
 from .._app.pipeline import Call
+from .._app.sourced import has_sources, watch_sourced
 from .._app.state import NEW_HANDLE, STATE_HANDLE_KEY, HandleSlot
 from .._primitives.resources import bind_resource
 from .._protocol.errors import (
@@ -245,10 +250,15 @@ class StatelessRequests:
         agreed: dict[str, Any] = {key: True for key, kind in FILTERS.items() if kind in listener.kinds and kind in caps}
         listener.kinds = {FILTERS[key] for key in agreed}
         context = Context(scope, request.id, params.get("_meta"), principal)
+        sourced: list[str] = []  # URIs of a mounted proxy's resources: held by its source while the stream is open
         if listener.uris and "resources" in caps:
             agreed["resourceSubscriptions"] = listener.uris
             app.hub.check_room(listener, listener.uris, owner=self._owner)  # before any validator runs
+            if app.source is None and app.mounts and has_sources(app):
+                sourced = [uri for uri in listener.uris if app.resources.find(uri) is None]
             for uri in listener.uris if app.source is None else ():  # a proxy's upstream refuses its own
+                if uri in sourced:
+                    continue
                 try:  # refused as a read of it would be (the error a 2026-07-28 read gives)
                     await bind_resource(app.resources, uri, context)
                 except ResourceNotFound as exc:
@@ -260,6 +270,8 @@ class StatelessRequests:
             async with contextlib.AsyncExitStack() as held:
                 if app.source is not None:  # a proxy: the servers behind it tell of updates and list changes
                     await held.enter_async_context(app.source.watching(listener.uris, listener, context))
+                for uri in sourced:  # a mounted proxy's resource: the first proxy that has it holds it upstream
+                    await watch_sourced(held, app, uri, listener, context)
                 await app.hub.ready(listener.uris)
                 await self._port.notify("notifications/subscriptions/acknowledged",
                                         {"notifications": agreed, "_meta": {SUBSCRIPTION_ID_KEY: request.id}},

@@ -73,8 +73,7 @@ def check_transform(tool: Any, transform: ToolTransform) -> None:
 
 def _check_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform) -> None:
     check_arguments(tool, transform.arguments)
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
+    properties, required = _shapes(tool, schema)
     for name, arg in transform.arguments.items():
         if name not in properties:
             known = ", ".join(properties) or "(none)"
@@ -84,13 +83,37 @@ def _check_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform
                              f"Arg(value=...) or Arg(from_context=...)")
 
 
+def _shapes(tool: str, schema: Any) -> tuple[dict[str, Any], list[str]]:
+    """The `properties` (an object of objects) and `required` (an array of strings) of `schema`; ValueError
+    naming what is wrong otherwise (a proxied tool's schema is the upstream's, so anything may come)."""
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"tool {tool!r}: its inputSchema is not an object")
+    properties = schema.get("properties")
+    if properties is None:
+        properties = {}
+    if not isinstance(properties, Mapping):
+        raise ValueError(f"tool {tool!r}: the 'properties' of its inputSchema is not an object")
+    wrong = next((name for name, spec in properties.items() if not isinstance(name, str)
+                  or not isinstance(spec, Mapping)), None)
+    if wrong is not None:
+        raise ValueError(f"tool {tool!r}: property {str(wrong)[:80]!r} of its inputSchema is not an object")
+    required = schema.get("required")
+    if required is None:
+        required = []
+    if not isinstance(required, list) or not all(isinstance(each, str) for each in required):
+        raise ValueError(f"tool {tool!r}: the 'required' of its inputSchema is not an array of strings")
+    return dict(properties), list(required)
+
+
 def transformed_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform) -> dict[str, Any]:
     """`schema` (a tool's inputSchema) as `transform` shows it: hidden arguments gone from `properties` and
-    `required`, defaults and descriptions written in. ValueError unless the transform fits (`check_transform`)."""
+    `required`, defaults and descriptions written in. ValueError unless the transform fits (`check_transform`)
+    and the schema has the shape a transform works on: `properties` an object of objects, `required` an array
+    of strings. What the transform leaves alone is shared with `schema`, not copied."""
     _check_schema(tool, schema, transform)
-    out = copy.deepcopy(dict(schema))
-    properties: dict[str, Any] = out.setdefault("properties", {})
-    required: list[str] = list(out.get("required") or ())
+    properties, required = _shapes(tool, schema)
+    out = dict(schema)
+    out["properties"] = properties
     for name, arg in transform.arguments.items():
         if arg.is_hidden:
             properties.pop(name, None)
@@ -133,7 +156,7 @@ def transformed_definition(definition: Mapping[str, Any], transform: ToolTransfo
     name = str(definition.get("name"))
     out = dict(definition)
     schema = definition.get("inputSchema")
-    out["inputSchema"] = transformed_schema(name, schema if isinstance(schema, Mapping) else {}, transform)
+    out["inputSchema"] = transformed_schema(name, {} if schema is None else schema, transform)
     if transform.name:
         out["name"] = transform.name
     if transform.description:

@@ -231,6 +231,10 @@ class Link:
     async def _on_notification(self, namespace: str | None, note: dict[str, Any]) -> None:
         method, params = note["method"], dict(note.get("params") or {})
         names = self.source.names
+        if method == "notifications/tools/list_changed":  # the schemas seen may be stale: a call lists again
+            prefix = names.outward_name(namespace, "")
+            for name in [name for name in self.source.tool_schemas if name.startswith(prefix)]:
+                del self.source.tool_schemas[name]
         if method == "notifications/progress":
             token = params.get("progressToken")
             for each in reversed(self.calls):
@@ -336,6 +340,7 @@ class ProxySource:
         self.upstream_capabilities: dict[str | None, dict[str, Any]] = {}
         self.instructions: str | None = None
         self.tool_schemas: dict[str, dict[str, Any]] = {}  # downstream tool name -> inputSchema, as last listed
+        # (a server's are forgotten when it says its tools changed)
         self.probe_on_start = True
         self.on_probed: Callable[[], None] | None = None
         self._tg: TaskGroup | None = None
@@ -384,7 +389,7 @@ class ProxySource:
                 result = upstream.initialize_result
                 self.upstream_capabilities[namespace] = dict(result.get("capabilities") or {})
                 if "tools" in self.upstream_capabilities[namespace]:
-                    with contextlib.suppress(MCPError):
+                    with contextlib.suppress(MCPError, AssertionError):  # AssertionError: it pages forever
                         for tool in await upstream.session.list_tools() if upstream.session else []:
                             self._remember(namespace, tool)
                 if not self.names.multiple and result.get("instructions"):
@@ -414,7 +419,9 @@ class ProxySource:
             self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
 
     def param_headers(self, name: str) -> dict[str, str]:
-        properties = (self.tool_schemas.get(name) or {}).get("properties") or {}
+        properties = (self.tool_schemas.get(name) or {}).get("properties")
+        if not isinstance(properties, dict):  # the upstream's schema: anything may come
+            return {}
         return {arg: str(spec["x-mcp-header"]) for arg, spec in properties.items()
                 if isinstance(spec, dict) and "x-mcp-header" in spec}
 

@@ -43,8 +43,8 @@ class MCPServer(Application):
         names and URIs). Other options are `MCPServer`'s (middleware, limits...). See `mcp_kit._proxy.source`.
 
         `transform_tool` and `hide_tools` (by name) reshape the upstream's tools as on any server, checked when
-        the upstream lists them; `other.mount(proxy, namespace=...)` serves it inside a plain server
-        (`mcp_kit._app.sourced`).
+        the upstream lists them and at each call against its current schema; `other.mount(proxy, namespace=...)`
+        serves it inside a plain server (`mcp_kit._app.sourced`).
         """
         from .._proxy.source import ProxySource
         from .._proxy.targets import parse_targets

@@ -394,3 +394,29 @@ async def test_an_unreachable_mounted_proxy_leaves_the_parents_own_tools_served(
         assert (await client.call_tool("own"))["content"][0]["text"] == "own"
         result = await client.call_tool("up_anything", {})
         assert result["isError"] is True and "cannot be reached" in result["content"][0]["text"]
+
+
+def test_whether_a_proxy_is_mounted_below_is_kept_at_mount_time_without_walking_the_tree() -> None:
+    from mcp_kit._app.sourced import has_sources
+
+    outer, middle, inner = MCPServer("outer"), MCPServer("middle"), MCPServer("inner")
+    outer.mount(middle, "m")
+    middle.mount(inner, "i")
+    assert not has_sources(outer) and not has_sources(inner)
+    inner.mount(proxy(["true"]), "p")  # after the plain mounts: every server above learns of it
+    assert has_sources(inner) and has_sources(middle) and has_sources(outer)
+    middle.mounts = []  # no walk: the flag answers
+    assert has_sources(outer)
+
+
+async def test_an_unreachable_mounted_proxy_does_not_hide_the_next_ones_resources() -> None:
+    hub = MCPServer("hub")
+    hub.mount(proxy([sys.executable, "-c", "raise SystemExit(1)"], connect_timeout=0.5), "down")
+    hub.mount(proxy([sys.executable, "-m", "tests.helpers.kit_upstream"]), "up")
+    async with connect(hub) as client:
+        assert (await client.read_resource("kit://motd"))[0]["text"] == "mcp_kit says hi"  # the second has it
+        await client.subscribe("kit://motd")  # taken by the second, which an unsubscription goes to
+        await client.request("resources/unsubscribe", {"uri": "kit://motd"})
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("kit://nothing")  # neither has it, and one could not say
+        assert raised.value.code == -31001

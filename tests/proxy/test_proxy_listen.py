@@ -146,3 +146,27 @@ async def test_a_listen_stream_outlives_a_restart_of_the_upstream(downstream: Cl
         await downstream.call_tool("touch")
         await stream.wait(UPDATED, uri="kit://motd")
         tg.cancel_scope.cancel()
+
+
+async def test_a_listen_stream_on_a_plain_server_hears_a_mounted_proxys_resource_change() -> None:
+    from mcp_kit import MCPError, MCPServer
+
+    hub = MCPServer("hub")
+
+    @hub.resource("hub://own")
+    def own() -> str:
+        return "own"
+
+    hub.mount(proxy(KIT), "up")
+    async with connect(hub, stateless=True) as client, anyio.create_task_group() as tg:
+        stream = await listen(client, tg, {"resourceSubscriptions": ["hub://own", "kit://motd"]})
+        assert stream.agreed == {"resourceSubscriptions": ["hub://own", "kit://motd"]}
+        assert (await client.call_tool("up_touch"))["content"][0]["text"] == "touched"
+        assert await stream.wait(UPDATED, uri="kit://motd")
+        hub.notify_resource_updated("hub://own")
+        assert await stream.wait(UPDATED, uri="hub://own")
+        with pytest.raises(MCPError) as caught:
+            await client.request("subscriptions/listen", {"notifications": {"resourceSubscriptions": ["kit://nope"]}},
+                                 timeout=30)
+        assert caught.value.code == -32602
+        tg.cancel_scope.cancel()

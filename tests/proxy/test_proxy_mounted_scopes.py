@@ -1,0 +1,86 @@
+"""The OAuth scopes of a proxy mounted in a plain server: the parent's `required_scopes` asks the proxy for a
+name or URI it does not serve itself (through its transforms: a renamed tool needs its upstream name's), so
+the HTTP transport's 403 challenge and a cached read's check cover proxied primitives; a completion of a
+proxied prompt needs that prompt's scopes. In front of the kit upstream over stdio."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from mcp_kit import AccessToken, Arg, Call, CallNext, MCPError, MCPServer, Middleware, proxy
+from mcp_kit.middleware import ResponseCache
+from mcp_kit.testing import connect
+
+pytestmark = pytest.mark.anyio
+
+KIT = [sys.executable, "-m", "tests.helpers.kit_upstream"]
+SCOPES = {"add": ["math:write"], "greet": ["kit:prompts"], "kit://motd": ["kit:read"]}
+
+
+class AsCaller(Middleware):
+    """Stands in for the OAuth guard of the HTTP transport: every request carries `token` (changed at will)."""
+
+    def __init__(self, *scopes: str) -> None:
+        self.as_(*scopes)
+
+    def as_(self, *scopes: str) -> None:
+        self.token = AccessToken(subject="ada", client_id="app", scopes=frozenset(scopes), expires_at=None,
+                                 issuer="https://as.example", audience=("mcp",), source="jwt")
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        call.ctx.principal = self.token
+        return await call_next(call)
+
+
+def hub(*middleware: Middleware) -> MCPServer:
+    app = MCPServer("hub", middleware=list(middleware))
+
+    @app.tool
+    def own() -> str:
+        return "own"
+
+    app.mount(proxy(KIT, scope_map=SCOPES), "up")
+    return app
+
+
+def test_the_parent_asks_a_mounted_proxy_for_the_scopes_of_its_primitives() -> None:
+    app = hub()
+    app.transform_tool("up_add", new_name="sum", arguments={"b": Arg(value=10)})
+    assert app.required_scopes("tools/call", {"name": "sum"}) == ("math:write",)  # the upstream's name: add
+    assert app.required_scopes("tools/call", {"name": "up_add"}) == ()  # renamed: not served
+    assert app.required_scopes("tools/call", {"name": "own"}) == ()
+    assert app.required_scopes("prompts/get", {"name": "up_greet"}) == ("kit:prompts",)
+    assert app.required_scopes("resources/read", {"uri": "kit://motd"}) == ("kit:read",)
+    assert app.required_scopes("resources/subscribe", {"uri": "kit://motd"}) == ("kit:read",)
+    assert app.required_scopes("completion/complete", {"ref": {"type": "ref/prompt", "name": "up_greet"},
+                                                       "argument": {"name": "who", "value": ""}}) == ("kit:prompts",)
+    nested = MCPServer("outer")
+    nested.mount(app, "hub")
+    assert nested.required_scopes("tools/call", {"name": "hub_sum"}) == ("math:write",)
+    alone = proxy(KIT, scope_map=SCOPES)
+    assert alone.required_scopes("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"},
+                                                         "argument": {"name": "who", "value": ""}}) == ("kit:prompts",)
+
+
+async def test_a_public_cache_does_not_serve_a_proxied_scoped_resource_to_a_caller_without_the_scope() -> None:
+    caller = AsCaller("kit:read")
+    app = hub(caller, ResponseCache(scope="public"))
+    async with connect(app) as client:
+        assert "motd" in str(await client.read_resource("kit://motd")).lower()  # allowed, and cached
+        caller.as_()
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("kit://motd")  # the cached answer is not served either
+        assert refused.value.code == -31002 and "kit:read" in str(refused.value)
+
+
+async def test_completing_a_proxied_prompt_needs_its_scopes() -> None:
+    caller = AsCaller()
+    app = hub(caller)
+    async with connect(app) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.request("completion/complete", {"ref": {"type": "ref/prompt", "name": "up_greet"},
+                                                         "argument": {"name": "who", "value": ""}})
+        assert refused.value.code == -31002 and "kit:prompts" in str(refused.value)
