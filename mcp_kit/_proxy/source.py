@@ -176,9 +176,12 @@ class Link:
             self.watchers.setdefault(key, set()).add(listener)
         try:
             self.source.spawn(hold)
-            await ready.wait()
+            with anyio.move_on_after(2 * upstream.connect_timeout + 1):  # hold_listen's own bounds, and a margin
+                await ready.wait()
             if failed:
                 raise failed[0]
+            if not ready.is_set():
+                raise upstream.unavailable(f"did not acknowledge a listen for {', '.join(uris)} in time")
             yield
         finally:
             scope.cancel()

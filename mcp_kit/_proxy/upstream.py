@@ -44,6 +44,13 @@ NotificationSink = Callable[[dict[str, Any]], Any]
 EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input, before SIGTERM
 
 
+def honored_of(params: Any) -> dict[str, Any]:
+    """What an upstream's `notifications/subscriptions/acknowledged` says it honors: a dict, or {} when it is not one
+    (a malformed acknowledgement is no acknowledgement)."""
+    honored = params.get("notifications") if isinstance(params, dict) else None
+    return honored if isinstance(honored, dict) else {}
+
+
 class Upstream:
     """A lasting connection to one upstream server on behalf of one downstream session (or caller)."""
 
@@ -76,10 +83,16 @@ class Upstream:
         return self.target.description
 
     async def run(self) -> None:
-        """Connect, serve, reconnect with backoff; until `close`."""
+        """Connect, serve, reconnect with backoff; until `close`. Whatever one session of this upstream raises is
+        logged with the upstream's name and ends that session only: the proxy's other work goes on."""
         delay = self.backoff[0]
         while not self._closed:
-            served = await self._serve_once()
+            try:
+                served = await self._serve_once()
+            except Exception as exc:  # a hostile or broken upstream: never the end of the proxy
+                logger.exception("upstream %s: the session failed", self.name)
+                self.last_error = f"the session failed ({type(exc).__name__}: {exc})"
+                served = False
             if self._closed:
                 break
             if served:
@@ -161,8 +174,8 @@ class Upstream:
         seen = len(session.notifications)
 
         def agreed(params: dict[str, Any]) -> bool:
-            honored = params.get("notifications") or {}
-            return "resourceSubscriptions" not in honored and any(honored.get(flag) for flag in wanted)
+            honored = honored_of(params)
+            return "resourceSubscriptions" not in honored and any(honored.get(flag) is True for flag in wanted)
 
         async def acknowledged() -> None:
             with contextlib.suppress(TimeoutError):
@@ -191,7 +204,10 @@ class Upstream:
         """Hold upstream subscriptions to `uris` for a downstream listen stream until cancelled, through
         reconnects: a 2026-07-28 upstream gets a `subscriptions/listen` of its own, a handshake-era one
         `resources/subscribe` (restored by `_restore`). `ready()` once they are in place; what refuses
-        them before that (the upstream's `MCPError`, `UpstreamUnavailable`) is raised."""
+        them before that (the upstream's `MCPError`, `UpstreamUnavailable`) is raised. The first listen must be
+        acknowledged, for exactly `uris`, within `connect_timeout` (after the connection, which waits as long):
+        an upstream that acknowledges none, a subset, other URIs or a malformed acknowledgement is
+        `UpstreamUnavailable`."""
         session = await self.connected()
         if session.stateless_version is None:
             await self._hold_subscribed(session, uris, ready)
@@ -202,6 +218,8 @@ class Upstream:
             if not (acked or acked_now):
                 if isinstance(outcome, MCPError):
                     raise outcome
+                if isinstance(outcome, str):
+                    raise self.unavailable(outcome)
                 raise self.unavailable(f"ended a listen before acknowledging it ({outcome or 'no reason'})")
             acked = True
             if isinstance(outcome, MCPError):  # refused on a later connection: nothing more to hold
@@ -228,8 +246,9 @@ class Upstream:
         seen = len(session.notifications)
 
         def agreed(params: dict[str, Any]) -> bool:
-            honored = (params.get("notifications") or {}).get("resourceSubscriptions")
-            return isinstance(honored, list) and sorted(honored) == sorted(uris)
+            honored = honored_of(params).get("resourceSubscriptions")
+            return (isinstance(honored, list) and all(isinstance(uri, str) for uri in honored)
+                    and sorted(honored) == sorted(uris))
 
         async def hold() -> None:
             try:
@@ -241,8 +260,13 @@ class Upstream:
             ended.set()
 
         async def acknowledged() -> None:
-            await session.wait_notification("notifications/subscriptions/acknowledged", timeout=float("inf"),
-                                            where=agreed, after=seen)
+            try:
+                await session.wait_notification("notifications/subscriptions/acknowledged", where=agreed, after=seen,
+                                                timeout=self.connect_timeout if ready is not None else float("inf"))
+            except TimeoutError:  # none, or not what was asked (a subset, other URIs, a malformed one)
+                outcome.append(f"did not acknowledge a listen for {', '.join(uris)} within {self.connect_timeout:g} s")
+                ended.set()
+                return
             acked.append(True)
             if ready is not None:
                 ready()

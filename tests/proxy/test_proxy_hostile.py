@@ -1,0 +1,75 @@
+"""A proxy in front of a hostile upstream (`tests.helpers.hostile_upstream`): whatever the upstream sends, the
+proxy keeps serving, and a downstream request it cannot answer gets an error, never a hang."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_kit import MCPError, proxy
+from mcp_kit.testing import connect
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [sys.executable, "-m", "tests.helpers.hostile_upstream"]
+
+
+async def echo(client: Any, text: str) -> str:
+    return (await client.call_tool("echo", {"text": text}))["content"][0]["text"]
+
+
+@pytest.mark.parametrize("honored", ["x", ["toolsListChanged"], 3, None, {"toolsListChanged": "yes"},
+                                     {"resourceSubscriptions": [1, "hostile://a"]},
+                                     {"resourceSubscriptions": "hostile://a"},
+                                     {"resourceSubscriptions": [["hostile://a"]]}],
+                         ids=["string", "list", "number", "null", "flag-not-bool", "mixed-uris", "uris-not-list",
+                              "nested-uris"])
+async def test_a_malformed_acknowledgement_does_not_end_the_proxy(honored: Any) -> None:
+    app = proxy([*HOSTILE, f"bad-ack:{json.dumps(honored)}"], connect_timeout=1.0)
+    async with connect(app, stateless=True) as client:
+        assert await echo(client, "before") == "before"
+        with anyio.fail_after(20), pytest.raises(MCPError) as caught:
+            await client.request("subscriptions/listen",
+                                 {"notifications": {"resourceSubscriptions": ["hostile://a"]}}, timeout=float("inf"))
+        assert caught.value.code == -31001
+        assert await echo(client, "after") == "after"
+
+
+@pytest.mark.parametrize("mode", ["silent", "subset"])
+async def test_a_listen_the_upstream_never_acknowledges_is_answered_unavailable(mode: str) -> None:
+    app = proxy([*HOSTILE, mode], connect_timeout=1.0)
+    async with connect(app, stateless=True) as client:
+        with anyio.fail_after(20), pytest.raises(MCPError) as caught:
+            await client.request("subscriptions/listen",
+                                 {"notifications": {"resourceSubscriptions": ["hostile://a", "hostile://b"]}},
+                                 timeout=float("inf"))
+        assert caught.value.code == -31001
+        assert "acknowledge" in caught.value.message
+        assert await echo(client, "still here") == "still here"
+
+
+async def test_an_upstream_session_that_raises_is_logged_and_connected_again(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp_kit._proxy.targets import Target
+    from mcp_kit._proxy.upstream import Upstream
+
+    attempts: list[int] = []
+
+    class Breaking(Upstream):
+        async def _serve_once(self) -> bool:
+            attempts.append(1)
+            if len(attempts) == 1:
+                raise AttributeError("'str' object has no attribute 'get'")  # what a parsing slip raises
+            self.close()
+            return True
+
+    upstream = Breaking(Target(command=("hostile",)), handlers={}, on_notification=lambda note: None,
+                        backoff=(0.01, 0.01))
+    with anyio.fail_after(10):
+        await upstream.run()
+    assert len(attempts) == 2
+    assert "AttributeError" in upstream.last_error
+    assert any("hostile" in record.getMessage() and record.exc_info for record in caplog.records)
