@@ -107,6 +107,7 @@ LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "re
          "resources/templates/list": "resourceTemplates"}
 TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"})
 LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+TASK_PAGES = 100  # the most pages of one upstream's tasks/list the proxy follows
 QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
                         "resources": {"subscribe": True, "listChanged": True}, "completions": {}}
@@ -404,7 +405,7 @@ class ProxySource:
             for key in ("tools", "prompts", "resources", "completions"):
                 if key in caps:
                     merged.setdefault(key, {}).update(caps[key] or {})
-        if any("tasks" in caps or TASKS_EXTENSION in (caps.get("extensions") or {}) for caps in known):
+        if any(declares_tasks(caps) for caps in known):
             if is_stateless(version):  # the upstream runs tasks: declared in the downstream's era
                 merged["extensions"] = {TASKS_EXTENSION: {}}
             elif version == LEGACY_TASKS_VERSION:
@@ -566,17 +567,20 @@ class ProxySource:
 
     async def _task_method(self, link: Link, method: str, params: dict[str, Any], ctx: Context) -> Any:
         """`tasks/*`: to the upstream that made the task, on the caller's upstream session (its id names the
-        server when there are several: `NS+id`); `tasks/list` merges every server's."""
+        server when there are several: `NS+id`); `tasks/list` merges every page of each server's that declares
+        tasks (or was not reached yet), and is -32601 when none does."""
         version = ctx.protocol_version
         if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")  # this version has no tasks
         if method == "tasks/list" and self.names.multiple:
+            running = [ns for ns in self.targets if ns not in self.upstream_capabilities  # not reached yet: asked
+                       or declares_tasks(self.upstream_capabilities[ns])]
+            if not running:
+                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} (no server behind the proxy runs tasks)")
             tasks: list[Any] = []
-            for namespace in self.targets:
-                with contextlib.suppress(MCPError):
-                    page = await self._send(link, namespace, method, {}, ctx)
-                    tasks.extend(self._outward_task({"task": task}, namespace)["task"]
-                                 for task in page.get("tasks") or [])
+            for namespace in running:
+                tasks.extend(self._outward_task({"task": task}, namespace)["task"]
+                             for task in await self._upstream_tasks(link, namespace, ctx))
             page_items, next_cursor = paginate(tasks, params, ctx.channel.app.page_size)
             merged: dict[str, Any] = {"tasks": page_items}
             if next_cursor is not None:
@@ -591,6 +595,30 @@ class ProxySource:
         if method == "tasks/list":
             return result
         return self._outward_task(result, namespace)
+
+    async def _upstream_tasks(self, link: Link, namespace: str | None, ctx: Context) -> list[Any]:
+        """Every task one upstream lists, following its `nextCursor` (at most `TASK_PAGES` pages, and never a
+        cursor twice); what it lists before failing (logged) is kept."""
+        tasks: list[Any] = []
+        cursors: set[str] = set()
+        params: dict[str, Any] = {}
+        for _ in range(TASK_PAGES):
+            try:
+                page = await self._send(link, namespace, "tasks/list", params, ctx)
+            except MCPError as exc:
+                logger.warning("proxy: tasks/list on %s: %s", namespace, exc.message)
+                break
+            listed = page.get("tasks")
+            tasks.extend(task for task in (listed if isinstance(listed, list) else []) if isinstance(task, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                break
+            cursors.add(cursor)
+            params = {"cursor": cursor}
+        else:
+            logger.warning("proxy: tasks/list on %s: still paginating after %d pages; the rest is left out",
+                           namespace, TASK_PAGES)
+        return tasks
 
     def _outward_task(self, result: dict[str, Any], namespace: str | None) -> dict[str, Any]:
         """A result naming an upstream task, with the task's id as the proxy names it (`NS+id` for several)."""
@@ -690,6 +718,14 @@ class ProxySource:
             for key in ("resultType", "ttlMs", "cacheScope"):
                 out.pop(key, None)
         return out
+
+
+def declares_tasks(capabilities: Any) -> bool:
+    """Whether a server's capabilities declare tasks, in either generation (2025-11-25's `tasks`, the extension)."""
+    if not isinstance(capabilities, dict):
+        return False
+    extensions = capabilities.get("extensions")
+    return "tasks" in capabilities or (isinstance(extensions, dict) and TASKS_EXTENSION in extensions)
 
 
 def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream, method: str = "") -> dict[str, Any]:

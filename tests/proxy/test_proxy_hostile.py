@@ -73,3 +73,30 @@ async def test_an_upstream_session_that_raises_is_logged_and_connected_again(cap
     assert len(attempts) == 2
     assert "AttributeError" in upstream.last_error
     assert any("hostile" in record.getMessage() and record.exc_info for record in caplog.records)
+
+
+def servers(**modes: str) -> dict[str, Any]:
+    return {"mcpServers": {name: {"command": sys.executable, "args": ["-m", "tests.helpers.hostile_upstream", mode]}
+                           for name, mode in modes.items()}}
+
+
+async def test_tasks_list_with_several_servers_follows_each_upstreams_pages() -> None:
+    async with connect(proxy(servers(a="tasks:3", b="tasks:-2", c="silent"), connect_timeout=5.0),
+                       stateless=True) as client:
+        ids: list[str] = []
+        params: dict[str, Any] = {}
+        with anyio.fail_after(30):
+            while True:
+                page = await client.request("tasks/list", params)
+                ids.extend(task["taskId"] for task in page["tasks"])
+                if not page.get("nextCursor"):
+                    break
+                params = {"cursor": page["nextCursor"]}
+    assert sorted(ids) == ["a+t0", "a+t1", "a+t2", "b+t0", "b+t1"]  # b's cursor loop ends; c has no tasks
+
+
+async def test_tasks_list_with_several_servers_none_with_tasks_is_method_not_found() -> None:
+    async with connect(proxy(servers(a="silent", b="silent"), connect_timeout=5.0), stateless=True) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.request("tasks/list", {})
+        assert caught.value.code == -32601
