@@ -9,9 +9,10 @@ requests get whatever the upstream speaks (`mode="auto"`). After a reconnect it 
 downstream had set up: the log level and the resource subscriptions. `hold_listen` keeps a downstream
 listen stream's subscriptions upstream (a listen of its own, or `resources/subscribe`), through reconnects.
 
-A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input before SIGTERM: the host in
-front of the proxy gives the proxy about 2 s to stop, and an upstream still running when the proxy is
-killed would be left behind.
+A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input, then SIGTERM and `KILL_GRACE`
+(0.5 s), then SIGKILL: the whole stop of an upstream takes about 1 s at most, within the 2 s a host in front of
+the proxy gives the proxy to stop (the MCP SDKs' stdio clients do), since an upstream still running when the
+proxy is killed would be left behind. Every upstream stops at once, not one after another.
 
 `request` never hangs: it waits for a connection at most `connect_timeout` seconds, and a request in
 flight when the connection dies is answered `UpstreamUnavailable` (retryable) at once, as is one
@@ -42,6 +43,7 @@ logger = logging.getLogger("mcp_kit.proxy")
 
 NotificationSink = Callable[[dict[str, Any]], Any]
 EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input, before SIGTERM
+KILL_GRACE = 0.5  # seconds it gets after SIGTERM, before SIGKILL
 
 
 def honored_of(params: Any) -> dict[str, Any]:
@@ -112,7 +114,7 @@ class Upstream:
                                init_timeout=self.connect_timeout, client_name=self.client_name,
                                on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
                                transport="sse" if self._legacy_sse else "auto",
-                               exit_grace=EXIT_GRACE) as session:
+                               exit_grace=EXIT_GRACE, kill_grace=KILL_GRACE) as session:
                 self.initialize_result = session.initialize_result
                 await self._restore(session)
                 self.session = session

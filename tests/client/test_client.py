@@ -335,3 +335,15 @@ async def test_the_notification_log_keeps_the_last_ones_and_positions_still_coun
     assert note["params"]["data"] == "late"
     assert (await client.wait_notification("notifications/progress", after=9_950))["params"] == {"progress": 9_950}
     assert len(client.notifications_named("notifications/progress")) == 99
+
+
+async def test_kill_grace_bounds_the_wait_after_sigterm() -> None:
+    from mcp_kit.client import connect as connect_stdio
+
+    async with connect_stdio([sys.executable, "-m", "tests.helpers.hostile_upstream", "stubborn"], mode="auto",
+                             exit_grace=0.2, kill_grace=0.2) as session:
+        pid = int((await session.call_tool("echo", {"text": "pid"}))["content"][0]["text"])
+        began = time.monotonic()
+    took = time.monotonic() - began
+    assert took < 1.5, f"stopping took {took:.2f} s"
+    assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"

@@ -10,12 +10,14 @@ misbehaves in one chosen way. Everything it sends the proxy must survive.
   cursor when N is negative (a cursor loop);
 - `stubborn`: ignores SIGTERM and the end of its input (it must be killed).
 
-Every mode answers `server/discover`, `tools/list` (one tool, `echo`) and `tools/call` (echoes `text`).
+Every mode answers `server/discover`, `tools/list` (one tool, `echo`) and `tools/call` (echoes `text`; `pid`
+is answered with this process's id).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -63,6 +65,7 @@ def answer(message: dict[str, Any]) -> None:
             "name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}})
     elif method == "tools/call":
         text = str((params.get("arguments") or {}).get("text", ""))
+        text = str(os.getpid()) if text == "pid" else text
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
     elif method == "tasks/list" and TASKS:
         send({"jsonrpc": "2.0", "id": rid, "result": tasks_page(params.get("cursor"))})

@@ -100,3 +100,20 @@ async def test_tasks_list_with_several_servers_none_with_tasks_is_method_not_fou
         with pytest.raises(MCPError) as caught:
             await client.request("tasks/list", {})
         assert caught.value.code == -32601
+
+
+async def test_an_upstream_ignoring_its_input_and_sigterm_is_stopped_within_a_hosts_grace() -> None:
+    import os
+    import time
+
+    from tests.proxy.test_proxy_shutdown import HOST_GRACE, alive
+
+    async with connect(proxy([*HOSTILE, "stubborn"], connect_timeout=5.0), stateless=True) as client:
+        pid = int(await echo(client, "pid"))
+        assert alive(pid)
+        began = time.monotonic()
+    took = time.monotonic() - began
+    assert not alive(pid)
+    assert took < HOST_GRACE, f"the proxy took {took:.2f} s to stop an upstream that ignores stdin EOF and SIGTERM"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
