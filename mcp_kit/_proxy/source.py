@@ -22,9 +22,11 @@ A 2026-07-28 `subscriptions/listen` stream's `resourceSubscriptions` are held up
 pooled sessions, while the stream is open (`ProxySource.watching`): a 2026-07-28 upstream gets a listen
 stream of its own for those URIs, a handshake-era one `resources/subscribe`; the downstream stream is
 acknowledged once the upstream has acknowledged (or answered), an upstream refusal (an unknown resource)
-answers the downstream listen, and the upstream's updates reach that caller's streams only. List changes
-come on each upstream session's own listen stream (or as handshake-era notifications) and reach every
-listen stream of the proxy that opted in; a listen stream connects its caller's upstream sessions and is
+answers the downstream listen, as does `UpstreamUnavailable` when the upstream does not acknowledge exactly
+those URIs within `connect_timeout` once connected (nothing, a subset, other URIs, a malformed
+acknowledgement), and the upstream's updates reach that caller's streams only. List changes come on each
+upstream session's own listen stream (or as handshake-era notifications) and reach every listen stream of
+the proxy that opted in; a listen stream connects its caller's upstream sessions and is
 acknowledged once they hear list changes, so a stream that is a caller's only request hears them too.
 
 Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
@@ -39,7 +41,8 @@ upstream in its envelope; 2025-11-25: the `task` param) is forwarded as it is, a
 (a task, or a plain result when it runs the call plainly) comes back. `tasks/get`, `tasks/result`,
 `tasks/update` and `tasks/cancel` go to the upstream that made the task, on the caller's own upstream
 session (the downstream session's, or the caller's pooled one), so its questions during `tasks/result`
-reach the downstream client through that request; `tasks/list` lists the caller's; a 2025-11-25
+reach the downstream client through that request; `tasks/list` lists the caller's (with several servers,
+every page of each that declares tasks, at most `TASK_PAGES`, and -32601 when none does); a 2025-11-25
 upstream's `notifications/tasks/status` reach the downstream session. With several servers a task id
 names its server as a URI does (`files+abc`). The proxy declares tasks (the extension for 2026-07-28,
 the `tasks` capability for 2025-11-25) when a server behind it declared either generation; it does not
@@ -440,7 +443,9 @@ class ProxySource:
     @contextlib.asynccontextmanager
     async def watching(self, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
         """A downstream listen stream's resource subscriptions, held upstream on the caller's sessions while it is
-        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there)."""
+        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there);
+        `UpstreamUnavailable` (-31001) when an upstream does not acknowledge within `connect_timeout` of connecting
+        (each upstream's wait is bounded by twice `connect_timeout`, and a second more)."""
         link = self.link_for(ctx)
         link.streams += 1  # a pooled link with a stream open does not expire
         try:

@@ -340,7 +340,7 @@ async def test_the_notification_log_keeps_the_last_ones_and_positions_still_coun
 async def test_kill_grace_bounds_the_wait_after_sigterm() -> None:
     from mcp_kit.client import connect as connect_stdio
 
-    async with connect_stdio([sys.executable, "-m", "tests.helpers.hostile_upstream", "stubborn"], mode="auto",
+    async with connect_stdio([sys.executable, "-m", "tests.helpers.rogue_upstream", "stubborn"], mode="auto",
                              exit_grace=0.2, kill_grace=0.2) as session:
         pid = int((await session.call_tool("echo", {"text": "pid"}))["content"][0]["text"])
         began = time.monotonic()

@@ -1,4 +1,4 @@
-"""A proxy in front of a hostile upstream (`tests.helpers.hostile_upstream`): whatever the upstream sends, the
+"""A proxy in front of a hostile upstream (`tests.helpers.rogue_upstream`): whatever the upstream sends, the
 proxy keeps serving, and a downstream request it cannot answer gets an error, never a hang."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mcp_kit.testing import connect
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE = [sys.executable, "-m", "tests.helpers.hostile_upstream"]
+ROGUE = [sys.executable, "-m", "tests.helpers.rogue_upstream"]
 
 
 async def echo(client: Any, text: str) -> str:
@@ -29,7 +29,7 @@ async def echo(client: Any, text: str) -> str:
                          ids=["string", "list", "number", "null", "flag-not-bool", "mixed-uris", "uris-not-list",
                               "nested-uris"])
 async def test_a_malformed_acknowledgement_does_not_end_the_proxy(honored: Any) -> None:
-    app = proxy([*HOSTILE, f"bad-ack:{json.dumps(honored)}"], connect_timeout=1.0)
+    app = proxy([*ROGUE, f"bad-ack:{json.dumps(honored)}"], connect_timeout=1.0)
     async with connect(app, stateless=True) as client:
         assert await echo(client, "before") == "before"
         with anyio.fail_after(20), pytest.raises(MCPError) as caught:
@@ -41,7 +41,7 @@ async def test_a_malformed_acknowledgement_does_not_end_the_proxy(honored: Any) 
 
 @pytest.mark.parametrize("mode", ["silent", "subset"])
 async def test_a_listen_the_upstream_never_acknowledges_is_answered_unavailable(mode: str) -> None:
-    app = proxy([*HOSTILE, mode], connect_timeout=1.0)
+    app = proxy([*ROGUE, mode], connect_timeout=1.0)
     async with connect(app, stateless=True) as client:
         with anyio.fail_after(20), pytest.raises(MCPError) as caught:
             await client.request("subscriptions/listen",
@@ -76,7 +76,7 @@ async def test_an_upstream_session_that_raises_is_logged_and_connected_again(cap
 
 
 def servers(**modes: str) -> dict[str, Any]:
-    return {"mcpServers": {name: {"command": sys.executable, "args": ["-m", "tests.helpers.hostile_upstream", mode]}
+    return {"mcpServers": {name: {"command": sys.executable, "args": ["-m", "tests.helpers.rogue_upstream", mode]}
                            for name, mode in modes.items()}}
 
 
@@ -108,7 +108,7 @@ async def test_an_upstream_ignoring_its_input_and_sigterm_is_stopped_within_a_ho
 
     from tests.proxy.test_proxy_shutdown import HOST_GRACE, alive
 
-    async with connect(proxy([*HOSTILE, "stubborn"], connect_timeout=5.0), stateless=True) as client:
+    async with connect(proxy([*ROGUE, "stubborn"], connect_timeout=5.0), stateless=True) as client:
         pid = int(await echo(client, "pid"))
         assert alive(pid)
         began = time.monotonic()

@@ -1,7 +1,7 @@
 """A hostile 2026-07-28 upstream for the proxy tests: JSON-RPC lines on stdio, answering as a server that
 misbehaves in one chosen way. Everything it sends the proxy must survive.
 
-`python -m tests.helpers.hostile_upstream MODE`, where MODE is
+`python -m tests.helpers.rogue_upstream MODE`, where MODE is
 - `bad-ack:JSON`: acknowledges every `subscriptions/listen` with `{"notifications": JSON}` (a string, a list, a
   number...) and holds the listen open without answering;
 - `silent`: never acknowledges nor answers a `subscriptions/listen`;
