@@ -46,6 +46,14 @@ EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input
 KILL_GRACE = 0.5  # seconds it gets after SIGTERM, before SIGKILL
 
 
+def sane_capabilities(capabilities: Any) -> dict[str, Any]:
+    """An upstream's capabilities as the proxy reads them: an object of objects. A capability declared by another
+    truthy value (`"tools": true`) is declared with no options; what is not an object at all is none."""
+    if not isinstance(capabilities, dict):
+        return {}
+    return {str(name): value if isinstance(value, dict) else {} for name, value in capabilities.items() if value}
+
+
 def honored_of(params: Any) -> dict[str, Any]:
     """What an upstream's `notifications/subscriptions/acknowledged` says it honors: a dict, or {} when it is not one
     (a malformed acknowledgement is no acknowledgement)."""
@@ -115,7 +123,7 @@ class Upstream:
                                on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
                                transport="sse" if self._legacy_sse else "auto",
                                exit_grace=EXIT_GRACE, kill_grace=KILL_GRACE) as session:
-                self.initialize_result = session.initialize_result
+                self.initialize_result = self._sane(session.initialize_result)
                 await self._restore(session)
                 self.session = session
                 self.connects += 1
@@ -149,6 +157,15 @@ class Upstream:
             self.session = None
             if self._ready.is_set():
                 self._ready = anyio.Event()
+
+    @staticmethod
+    def _sane(result: Any) -> dict[str, Any]:
+        """The upstream's `initialize` (or `server/discover`) answer with the shapes the proxy reads checked."""
+        result = dict(result) if isinstance(result, dict) else {}
+        result["capabilities"] = sane_capabilities(result.get("capabilities"))
+        if not isinstance(result.get("instructions"), str):
+            result.pop("instructions", None)
+        return result
 
     async def _restore(self, session: ClientSession) -> None:
         """What the downstream had set up before a reconnect: the log level, the subscriptions."""

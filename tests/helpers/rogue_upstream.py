@@ -8,7 +8,8 @@ misbehaves in one chosen way. Everything it sends the proxy must survive.
 - `subset`: acknowledges a resource listen for its first URI only;
 - `tasks:N`: declares tasks; `tasks/list` has N pages of one task each (`t0`, `t1`, ...), and repeats its last
   cursor when N is negative (a cursor loop);
-- `stubborn`: ignores SIGTERM and the end of its input (it must be killed).
+- `stubborn`: ignores SIGTERM and the end of its input (it must be killed);
+- `caps:JSON`: declares JSON as its capabilities (a list, `{"tools": "yes"}`...) and `instructions` 7.
 
 Every mode answers `server/discover`, `tools/list` (one tool, `echo`) and `tools/call` (echoes `text`; `pid`
 is answered with this process's id).
@@ -32,7 +33,9 @@ def send(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def capabilities() -> dict[str, Any]:
+def capabilities() -> Any:
+    if MODE.startswith("caps:"):
+        return json.loads(MODE.split(":", 1)[1])
     caps: dict[str, Any] = {"tools": {"listChanged": True}, "resources": {"subscribe": True, "listChanged": True}}
     if TASKS:
         caps["extensions"] = {"io.modelcontextprotocol/tasks": {}}
@@ -59,7 +62,8 @@ def answer(message: dict[str, Any]) -> None:
     if method == "server/discover":
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "supportedVersions": ["2026-07-28"], "capabilities": capabilities(),
-            "serverInfo": {"name": "hostile", "version": "1"}}})
+            "serverInfo": {"name": "rogue", "version": "1"},
+            **({"instructions": 7} if MODE.startswith("caps:") else {})}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
             "name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}})

@@ -117,3 +117,15 @@ async def test_an_upstream_ignoring_its_input_and_sigterm_is_stopped_within_a_ho
     assert took < HOST_GRACE, f"the proxy took {took:.2f} s to stop an upstream that ignores stdin EOF and SIGTERM"
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("capabilities", [[], "x",
+                                          {"tools": "yes", "resources": [1], "extensions": 3, "logging": None}],
+                         ids=["list", "string", "values-not-objects"])
+async def test_malformed_upstream_capabilities_are_read_as_objects(capabilities: Any) -> None:
+    app = proxy([*ROGUE, f"caps:{json.dumps(capabilities)}"], connect_timeout=5.0)
+    async with connect(app, stateless=True) as client:
+        declared = client.initialize_result["capabilities"]
+        assert all(isinstance(value, dict) for value in declared.values())
+        assert "instructions" not in client.initialize_result
+        assert await echo(client, "fine") == "fine"
