@@ -74,12 +74,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 from anyio.abc import TaskGroup
 
-from .._app.channel import RequestChannel
+from .._app.channel import LOG_LEVELS, RequestChannel
 from .._app.context import Context
 from .._app.methods import paginate
 from .._primitives.content import error_result
@@ -236,20 +236,37 @@ class Link:
         return ask
 
     async def _on_notification(self, namespace: str | None, note: dict[str, Any]) -> None:
+        """An upstream's notification, passed on; one that cannot be (malformed, or the downstream gone) is logged
+        and dropped: it never ends the upstream session."""
+        try:
+            await self._pass_on(namespace, note)
+        except Exception as exc:
+            logger.warning("proxy: a %s from %s was not passed on: %s: %s", note.get("method"),
+                           self.source.targets[namespace].description, type(exc).__name__, exc)
+
+    async def _pass_on(self, namespace: str | None, note: dict[str, Any]) -> None:
         method, params = note["method"], dict(note.get("params") or {})
         names = self.source.names
         if method == "notifications/progress":
-            token = params.get("progressToken")
+            token, progress, total, message = (params.get(key) for key in ("progressToken", "progress", "total",
+                                                                           "message"))
+            if not is_number(progress):
+                return  # no progress to report
             for each in reversed(self.calls):
                 if each.ctx.progress_token is not None and each.ctx.progress_token == token:
-                    await each.ctx.report_progress(params.get("progress", 0), params.get("total"),
-                                                   params.get("message"))
+                    await each.ctx.report_progress(progress, total if is_number(total) else None,
+                                                   message if isinstance(message, str) else None)
                     return
             return
         if method == "notifications/message":
+            level, from_logger = params.get("level"), params.get("logger")
+            params["level"] = level if level in LOG_LEVELS else "info"  # an unknown level: still the upstream's log
+            params["logger"] = from_logger if isinstance(from_logger, str) else None
+            if params["logger"] is None:
+                del params["logger"]
             call = self._current()
             if call is not None:
-                await call.ctx.log(str(params.get("level", "info")), params.get("data"), params.get("logger"))
+                await call.ctx.log(params["level"], params.get("data"), params.get("logger"))
             elif self.home is not None:
                 await self.home.notify(method, params, None)
             return
@@ -270,6 +287,10 @@ class Link:
             await self.home.notify(method, params, None)
         elif method.endswith("/list_changed"):
             await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
+
+
+def is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def question_key(method: str, params: Mapping[str, Any]) -> str:

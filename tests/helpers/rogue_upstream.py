@@ -9,6 +9,8 @@ misbehaves in one chosen way. Everything it sends the proxy must survive.
 - `tasks:N`: declares tasks; `tasks/list` has N pages of one task each (`t0`, `t1`, ...), and repeats its last
   cursor when N is negative (a cursor loop);
 - `stubborn`: ignores SIGTERM and the end of its input (it must be killed);
+- `noisy`: before answering a `tools/call`, logs at level "loud" from logger [1] and reports progress "x" of
+  {} for its progress token;
 - `caps:JSON`: declares JSON as its capabilities (a list, `{"tools": "yes"}`...) and `instructions` 7.
 
 Every mode answers `server/discover`, `tools/list` (one tool, `echo`) and `tools/call` (echoes `text`; `pid`
@@ -70,6 +72,12 @@ def answer(message: dict[str, Any]) -> None:
     elif method == "tools/call":
         text = str((params.get("arguments") or {}).get("text", ""))
         text = str(os.getpid()) if text == "pid" else text
+        if MODE == "noisy":
+            token = (params.get("_meta") or {}).get("progressToken")
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "loud", "logger": [1], "data": {"x": 1}}})
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": "x", "total": {}, "message": 5}})
         send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
     elif method == "tasks/list" and TASKS:
         send({"jsonrpc": "2.0", "id": rid, "result": tasks_page(params.get("cursor"))})

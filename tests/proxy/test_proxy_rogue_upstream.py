@@ -129,3 +129,17 @@ async def test_malformed_upstream_capabilities_are_read_as_objects(capabilities:
         assert all(isinstance(value, dict) for value in declared.values())
         assert "instructions" not in client.initialize_result
         assert await echo(client, "fine") == "fine"
+
+
+@pytest.mark.parametrize("stateless", [True, False], ids=["2026-07-28", "handshake"])
+async def test_malformed_upstream_logs_and_progress_do_not_fail_the_call(stateless: bool) -> None:
+    progress: list[Any] = []
+    async with connect(proxy([*ROGUE, "noisy"], connect_timeout=5.0), stateless=stateless) as client:
+        await client.set_level("debug")
+        for text in ("one", "two"):
+            result = await client.call_tool("echo", {"text": text}, on_progress=lambda *a: progress.append(a))
+            assert result["content"][0]["text"] == text
+            assert not result.get("isError")
+        logged = [n["params"] for n in client.notifications_named("notifications/message")]
+        assert {"level": "info", "data": {"x": 1}} in [{k: p.get(k) for k in ("level", "data")} for p in logged]
+        assert all("logger" not in p for p in logged)
