@@ -110,6 +110,9 @@ LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "re
          "resources/templates/list": "resourceTemplates"}
 TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"})
 LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+LIST_NAMES = {"tools/list": "name", "prompts/list": "name", "resources/list": "uri",
+              "resources/templates/list": "uriTemplate"}  # what names an item of each list
+LIST_PAGES = 1000  # the most pages of one upstream's list the proxy follows
 TASK_PAGES = 100  # the most pages of one upstream's tasks/list the proxy follows
 QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
@@ -689,12 +692,13 @@ class ProxySource:
         version = ctx.protocol_version
         if not self.names.multiple:
             result = self._clean(await self._send(link, self.names.single, method, params, ctx), version)
-            result[key] = [self._shape(method, item, None, version) for item in result.get(key) or []]
+            result[key] = self._shaped(method, result.get(key), None, version)
             return result
         items: list[Any] = []
         for namespace in self.targets:
             cursor: Any = None
-            for _ in range(1000):
+            cursors: set[str] = set()
+            for _ in range(LIST_PAGES):
                 page_params = {"cursor": cursor} if cursor else {}
                 try:
                     page = await self._send(link, namespace, method, page_params, ctx)
@@ -703,15 +707,28 @@ class ProxySource:
                     break
                 except MCPError:
                     break  # this server has none of these
-                items.extend(self._shape(method, item, namespace, version) for item in page.get(key) or [])
+                items.extend(self._shaped(method, page.get(key), namespace, version))
                 cursor = page.get("nextCursor")
-                if not cursor:
-                    break
+                if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                    break  # the end (or a cursor seen before: the rest would be the same again)
+                cursors.add(cursor)
+        firsts: dict[str, Any] = {}
+        for item in items:  # each name once (a page an upstream gave twice): its first
+            firsts.setdefault(item[LIST_NAMES[method]], item)
+        items = list(firsts.values())
         page_items, next_cursor = paginate(items, params, ctx.channel.app.page_size)
         merged: dict[str, Any] = {key: page_items}
         if next_cursor is not None:
             merged["nextCursor"] = next_cursor
         return merged
+
+    def _shaped(self, method: str, items: Any, namespace: str | None, version: str) -> list[Any]:
+        """A page's items as the downstream gets them: only objects with the name (or URI) they are listed by."""
+        named = LIST_NAMES[method]
+        if not isinstance(items, list):
+            return []
+        return [self._shape(method, item, namespace, version) for item in items
+                if isinstance(item, dict) and isinstance(item.get(named), str)]
 
     def _shape(self, method: str, item: Any, namespace: str | None, version: str) -> Any:
         if not isinstance(item, dict):

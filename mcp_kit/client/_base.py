@@ -284,15 +284,23 @@ class BaseClient:
         return await self._list("prompts/list", "prompts")
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every item of a paginated list, following `nextCursor`."""
+        """Every item of a paginated list, following `nextCursor` (the objects: a server's other items are left out).
+        A page that is not an object, or a cursor the server gave before, ends the list (the server would repeat
+        itself); `pagination_limit` pages without an end is an AssertionError."""
         items: list[dict[str, Any]] = []
         params: dict[str, Any] = {}
+        cursors: set[str] = set()
         for _ in range(self.pagination_limit):
             page = await self.request(method, params)
-            items.extend(page.get(key) or [])
-            if not page.get("nextCursor"):
+            if not isinstance(page, dict):
                 return items
-            params = {"cursor": page["nextCursor"]}
+            listed = page.get(key)
+            items.extend(item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                return items
+            cursors.add(cursor)
+            params = {"cursor": cursor}
         raise AssertionError(f"{method} never stopped paginating")
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, progress_token: Any = None,

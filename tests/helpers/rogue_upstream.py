@@ -11,6 +11,8 @@ misbehaves in one chosen way. Everything it sends the proxy must survive.
 - `stubborn`: ignores SIGTERM and the end of its input (it must be killed);
 - `noisy`: before answering a `tools/call`, logs at level "loud" from logger [1] and reports progress "x" of
   {} for its progress token;
+- `pages`: lists `echo` and malformed tools (not objects, no string name) on every page of `tools/list`, each
+  pointing at the same next page;
 - `caps:JSON`: declares JSON as its capabilities (a list, `{"tools": "yes"}`...) and `instructions` 7.
 
 Every mode answers `server/discover`, `tools/list` (one tool, `echo`) and `tools/call` (echoes `text`; `pid`
@@ -66,6 +68,10 @@ def answer(message: dict[str, Any]) -> None:
             "supportedVersions": ["2026-07-28"], "capabilities": capabilities(),
             "serverInfo": {"name": "rogue", "version": "1"},
             **({"instructions": 7} if MODE.startswith("caps:") else {})}})
+    elif method == "tools/list" and MODE == "pages":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"nextCursor": "same", "tools": [
+            "x", 3, {"name": 5, "inputSchema": {"type": "object"}}, {"inputSchema": {"type": "object"}},
+            {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
             "name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}})

@@ -143,3 +143,16 @@ async def test_malformed_upstream_logs_and_progress_do_not_fail_the_call(statele
         logged = [n["params"] for n in client.notifications_named("notifications/message")]
         assert {"level": "info", "data": {"x": 1}} in [{k: p.get(k) for k in ("level", "data")} for p in logged]
         assert all("logger" not in p for p in logged)
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one-server", "several"])
+async def test_an_upstream_list_of_malformed_items_and_a_cursor_loop(several: bool) -> None:
+    app = proxy(servers(a="pages", b="silent") if several else [*ROGUE, "pages"], connect_timeout=5.0)
+    async with connect(app, stateless=True) as client:
+        with anyio.fail_after(30):
+            if several:
+                names = [tool["name"] for tool in await client.list_tools()]
+                assert names == ["a_echo", "b_echo"]
+            else:
+                page = await client.request("tools/list", {})
+                assert [tool["name"] for tool in page["tools"]] == ["echo"]
