@@ -22,9 +22,11 @@ A 2026-07-28 `subscriptions/listen` stream's `resourceSubscriptions` are held up
 pooled sessions, while the stream is open (`ProxySource.watching`): a 2026-07-28 upstream gets a listen
 stream of its own for those URIs, a handshake-era one `resources/subscribe`; the downstream stream is
 acknowledged once the upstream has acknowledged (or answered), an upstream refusal (an unknown resource)
-answers the downstream listen, and the upstream's updates reach that caller's streams only. List changes
-come on each upstream session's own listen stream (or as handshake-era notifications) and reach every
-listen stream of the proxy that opted in; a listen stream connects its caller's upstream sessions and is
+answers the downstream listen, as does `UpstreamUnavailable` when the upstream does not acknowledge exactly
+those URIs within `connect_timeout` once connected (nothing, a subset, other URIs, a malformed
+acknowledgement), and the upstream's updates reach that caller's streams only. List changes come on each
+upstream session's own listen stream (or as handshake-era notifications) and reach every listen stream of
+the proxy that opted in; a listen stream connects its caller's upstream sessions and is
 acknowledged once they hear list changes, so a stream that is a caller's only request hears them too.
 
 Names: one server is proxied as it is. Several (a client configuration) are namespaced by their names:
@@ -39,7 +41,8 @@ upstream in its envelope; 2025-11-25: the `task` param) is forwarded as it is, a
 (a task, or a plain result when it runs the call plainly) comes back. `tasks/get`, `tasks/result`,
 `tasks/update` and `tasks/cancel` go to the upstream that made the task, on the caller's own upstream
 session (the downstream session's, or the caller's pooled one), so its questions during `tasks/result`
-reach the downstream client through that request; `tasks/list` lists the caller's; a 2025-11-25
+reach the downstream client through that request; `tasks/list` lists the caller's (with several servers,
+every page of each that declares tasks, at most `TASK_PAGES`, and -32601 when none does); a 2025-11-25
 upstream's `notifications/tasks/status` reach the downstream session. With several servers a task id
 names its server as a URI does (`files+abc`). The proxy declares tasks (the extension for 2026-07-28,
 the `tasks` capability for 2025-11-25) when a server behind it declared either generation; it does not
@@ -71,12 +74,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 from anyio.abc import TaskGroup
 
-from .._app.channel import RequestChannel
+from .._app.channel import LOG_LEVELS, RequestChannel
 from .._app.context import Context
 from .._app.methods import paginate
 from .._primitives.content import error_result
@@ -107,6 +110,10 @@ LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "re
          "resources/templates/list": "resourceTemplates"}
 TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/update", "tasks/cancel", "tasks/list"})
 LEGACY_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+LIST_NAMES = {"tools/list": "name", "prompts/list": "name", "resources/list": "uri",
+              "resources/templates/list": "uriTemplate"}  # what names an item of each list
+LIST_PAGES = 1000  # the most pages of one upstream's list the proxy follows
+TASK_PAGES = 100  # the most pages of one upstream's tasks/list the proxy follows
 QUESTIONS = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
 DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts": {"listChanged": True},
                         "resources": {"subscribe": True, "listChanged": True}, "completions": {}}
@@ -176,9 +183,12 @@ class Link:
             self.watchers.setdefault(key, set()).add(listener)
         try:
             self.source.spawn(hold)
-            await ready.wait()
+            with anyio.move_on_after(2 * upstream.connect_timeout + 1):  # hold_listen's own bounds, and a margin
+                await ready.wait()
             if failed:
                 raise failed[0]
+            if not ready.is_set():
+                raise upstream.unavailable(f"did not acknowledge a listen for {', '.join(uris)} in time")
             yield
         finally:
             scope.cancel()
@@ -229,6 +239,15 @@ class Link:
         return ask
 
     async def _on_notification(self, namespace: str | None, note: dict[str, Any]) -> None:
+        """An upstream's notification, passed on; one that cannot be (malformed, or the downstream gone) is logged
+        and dropped: it never ends the upstream session."""
+        try:
+            await self._pass_on(namespace, note)
+        except Exception as exc:
+            logger.warning("proxy: a %s from %s was not passed on: %s: %s", note.get("method"),
+                           self.source.targets[namespace].description, type(exc).__name__, exc)
+
+    async def _pass_on(self, namespace: str | None, note: dict[str, Any]) -> None:
         method, params = note["method"], dict(note.get("params") or {})
         names = self.source.names
         if method == "notifications/tools/list_changed":  # the schemas seen may be stale: a call lists again
@@ -236,17 +255,25 @@ class Link:
             for name in [name for name in self.source.tool_schemas if name.startswith(prefix)]:
                 del self.source.tool_schemas[name]
         if method == "notifications/progress":
-            token = params.get("progressToken")
+            token, progress, total, message = (params.get(key) for key in ("progressToken", "progress", "total",
+                                                                           "message"))
+            if not is_number(progress):
+                return  # no progress to report
             for each in reversed(self.calls):
                 if each.ctx.progress_token is not None and each.ctx.progress_token == token:
-                    await each.ctx.report_progress(params.get("progress", 0), params.get("total"),
-                                                   params.get("message"))
+                    await each.ctx.report_progress(progress, total if is_number(total) else None,
+                                                   message if isinstance(message, str) else None)
                     return
             return
         if method == "notifications/message":
+            level, from_logger = params.get("level"), params.get("logger")
+            params["level"] = level if level in LOG_LEVELS else "info"  # an unknown level: still the upstream's log
+            params["logger"] = from_logger if isinstance(from_logger, str) else None
+            if params["logger"] is None:
+                del params["logger"]
             call = self._current()
             if call is not None:
-                await call.ctx.log(str(params.get("level", "info")), params.get("data"), params.get("logger"))
+                await call.ctx.log(params["level"], params.get("data"), params.get("logger"))
             elif self.home is not None:
                 await self.home.notify(method, params, None)
             return
@@ -267,6 +294,10 @@ class Link:
             await self.home.notify(method, params, None)
         elif method.endswith("/list_changed"):
             await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
+
+
+def is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def question_key(method: str, params: Mapping[str, Any]) -> str:
@@ -406,7 +437,7 @@ class ProxySource:
             for key in ("tools", "prompts", "resources", "completions"):
                 if key in caps:
                     merged.setdefault(key, {}).update(caps[key] or {})
-        if any("tasks" in caps or TASKS_EXTENSION in (caps.get("extensions") or {}) for caps in known):
+        if any(declares_tasks(caps) for caps in known):
             if is_stateless(version):  # the upstream runs tasks: declared in the downstream's era
                 merged["extensions"] = {TASKS_EXTENSION: {}}
             elif version == LEGACY_TASKS_VERSION:
@@ -443,7 +474,9 @@ class ProxySource:
     @contextlib.asynccontextmanager
     async def watching(self, uris: list[str], listener: Any, ctx: Context) -> AsyncIterator[None]:
         """A downstream listen stream's resource subscriptions, held upstream on the caller's sessions while it is
-        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there)."""
+        open; the upstream's updates reach that stream only. Refused as the upstream refuses (-32602 there);
+        `UpstreamUnavailable` (-31001) when an upstream does not acknowledge within `connect_timeout` of connecting
+        (each upstream's wait is bounded by twice `connect_timeout`, and a second more)."""
         link = self.link_for(ctx)
         link.streams += 1  # a pooled link with a stream open does not expire
         try:
@@ -570,17 +603,20 @@ class ProxySource:
 
     async def _task_method(self, link: Link, method: str, params: dict[str, Any], ctx: Context) -> Any:
         """`tasks/*`: to the upstream that made the task, on the caller's upstream session (its id names the
-        server when there are several: `NS+id`); `tasks/list` merges every server's."""
+        server when there are several: `NS+id`); `tasks/list` merges every page of each server's that declares
+        tasks (or was not reached yet), and is -32601 when none does."""
         version = ctx.protocol_version
         if not is_stateless(version) and version != LEGACY_TASKS_VERSION:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method}")  # this version has no tasks
         if method == "tasks/list" and self.names.multiple:
+            running = [ns for ns in self.targets if ns not in self.upstream_capabilities  # not reached yet: asked
+                       or declares_tasks(self.upstream_capabilities[ns])]
+            if not running:
+                raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method} (no server behind the proxy runs tasks)")
             tasks: list[Any] = []
-            for namespace in self.targets:
-                with contextlib.suppress(MCPError):
-                    page = await self._send(link, namespace, method, {}, ctx)
-                    tasks.extend(self._outward_task({"task": task}, namespace)["task"]
-                                 for task in page.get("tasks") or [])
+            for namespace in running:
+                tasks.extend(self._outward_task({"task": task}, namespace)["task"]
+                             for task in await self._upstream_tasks(link, namespace, ctx))
             page_items, next_cursor = paginate(tasks, params, ctx.channel.app.page_size)
             merged: dict[str, Any] = {"tasks": page_items}
             if next_cursor is not None:
@@ -595,6 +631,30 @@ class ProxySource:
         if method == "tasks/list":
             return result
         return self._outward_task(result, namespace)
+
+    async def _upstream_tasks(self, link: Link, namespace: str | None, ctx: Context) -> list[Any]:
+        """Every task one upstream lists, following its `nextCursor` (at most `TASK_PAGES` pages, and never a
+        cursor twice); what it lists before failing (logged) is kept."""
+        tasks: list[Any] = []
+        cursors: set[str] = set()
+        params: dict[str, Any] = {}
+        for _ in range(TASK_PAGES):
+            try:
+                page = await self._send(link, namespace, "tasks/list", params, ctx)
+            except MCPError as exc:
+                logger.warning("proxy: tasks/list on %s: %s", namespace, exc.message)
+                break
+            listed = page.get("tasks")
+            tasks.extend(task for task in (listed if isinstance(listed, list) else []) if isinstance(task, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                break
+            cursors.add(cursor)
+            params = {"cursor": cursor}
+        else:
+            logger.warning("proxy: tasks/list on %s: still paginating after %d pages; the rest is left out",
+                           namespace, TASK_PAGES)
+        return tasks
 
     def _outward_task(self, result: dict[str, Any], namespace: str | None) -> dict[str, Any]:
         """A result naming an upstream task, with the task's id as the proxy names it (`NS+id` for several)."""
@@ -639,12 +699,13 @@ class ProxySource:
         version = ctx.protocol_version
         if not self.names.multiple:
             result = self._clean(await self._send(link, self.names.single, method, params, ctx), version)
-            result[key] = [self._shape(method, item, None, version) for item in result.get(key) or []]
+            result[key] = self._shaped(method, result.get(key), None, version)
             return result
         items: list[Any] = []
         for namespace in self.targets:
             cursor: Any = None
-            for _ in range(1000):
+            cursors: set[str] = set()
+            for _ in range(LIST_PAGES):
                 page_params = {"cursor": cursor} if cursor else {}
                 try:
                     page = await self._send(link, namespace, method, page_params, ctx)
@@ -653,15 +714,28 @@ class ProxySource:
                     break
                 except MCPError:
                     break  # this server has none of these
-                items.extend(self._shape(method, item, namespace, version) for item in page.get(key) or [])
+                items.extend(self._shaped(method, page.get(key), namespace, version))
                 cursor = page.get("nextCursor")
-                if not cursor:
-                    break
+                if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                    break  # the end (or a cursor seen before: the rest would be the same again)
+                cursors.add(cursor)
+        firsts: dict[str, Any] = {}
+        for item in items:  # each name once (a page an upstream gave twice): its first
+            firsts.setdefault(item[LIST_NAMES[method]], item)
+        items = list(firsts.values())
         page_items, next_cursor = paginate(items, params, ctx.channel.app.page_size)
         merged: dict[str, Any] = {key: page_items}
         if next_cursor is not None:
             merged["nextCursor"] = next_cursor
         return merged
+
+    def _shaped(self, method: str, items: Any, namespace: str | None, version: str) -> list[Any]:
+        """A page's items as the downstream gets them: only objects with the name (or URI) they are listed by."""
+        named = LIST_NAMES[method]
+        if not isinstance(items, list):
+            return []
+        return [self._shape(method, item, namespace, version) for item in items
+                if isinstance(item, dict) and isinstance(item.get(named), str)]
 
     def _shape(self, method: str, item: Any, namespace: str | None, version: str) -> Any:
         if not isinstance(item, dict):
@@ -694,6 +768,14 @@ class ProxySource:
             for key in ("resultType", "ttlMs", "cacheScope"):
                 out.pop(key, None)
         return out
+
+
+def declares_tasks(capabilities: Any) -> bool:
+    """Whether a server's capabilities declare tasks, in either generation (2025-11-25's `tasks`, the extension)."""
+    if not isinstance(capabilities, dict):
+        return False
+    extensions = capabilities.get("extensions")
+    return "tasks" in capabilities or (isinstance(extensions, dict) and TASKS_EXTENSION in extensions)
 
 
 def outbound(params: dict[str, Any], ctx: Context, upstream: Upstream, method: str = "") -> dict[str, Any]:

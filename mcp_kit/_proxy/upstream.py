@@ -9,9 +9,10 @@ requests get whatever the upstream speaks (`mode="auto"`). After a reconnect it 
 downstream had set up: the log level and the resource subscriptions. `hold_listen` keeps a downstream
 listen stream's subscriptions upstream (a listen of its own, or `resources/subscribe`), through reconnects.
 
-A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input before SIGTERM: the host in
-front of the proxy gives the proxy about 2 s to stop, and an upstream still running when the proxy is
-killed would be left behind.
+A closed stdio upstream gets `EXIT_GRACE` (0.5 s) to exit on end of input, then SIGTERM and `KILL_GRACE`
+(0.5 s), then SIGKILL: the whole stop of an upstream takes about 1 s at most, within the 2 s a host in front of
+the proxy gives the proxy to stop (the MCP SDKs' stdio clients do), since an upstream still running when the
+proxy is killed would be left behind. Every upstream stops at once, not one after another.
 
 `request` never hangs: it waits for a connection at most `connect_timeout` seconds, and a request in
 flight when the connection dies is answered `UpstreamUnavailable` (retryable) at once, as is one
@@ -42,6 +43,22 @@ logger = logging.getLogger("mcp_kit.proxy")
 
 NotificationSink = Callable[[dict[str, Any]], Any]
 EXIT_GRACE = 0.5  # seconds a closed stdio upstream gets to exit on end of input, before SIGTERM
+KILL_GRACE = 0.5  # seconds it gets after SIGTERM, before SIGKILL
+
+
+def sane_capabilities(capabilities: Any) -> dict[str, Any]:
+    """An upstream's capabilities as the proxy reads them: an object of objects. A capability declared by another
+    truthy value (`"tools": true`) is declared with no options; what is not an object at all is none."""
+    if not isinstance(capabilities, dict):
+        return {}
+    return {str(name): value if isinstance(value, dict) else {} for name, value in capabilities.items() if value}
+
+
+def honored_of(params: Any) -> dict[str, Any]:
+    """What an upstream's `notifications/subscriptions/acknowledged` says it honors: a dict, or {} when it is not one
+    (a malformed acknowledgement is no acknowledgement)."""
+    honored = params.get("notifications") if isinstance(params, dict) else None
+    return honored if isinstance(honored, dict) else {}
 
 
 class Upstream:
@@ -76,10 +93,16 @@ class Upstream:
         return self.target.description
 
     async def run(self) -> None:
-        """Connect, serve, reconnect with backoff; until `close`."""
+        """Connect, serve, reconnect with backoff; until `close`. Whatever one session of this upstream raises is
+        logged with the upstream's name and ends that session only: the proxy's other work goes on."""
         delay = self.backoff[0]
         while not self._closed:
-            served = await self._serve_once()
+            try:
+                served = await self._serve_once()
+            except Exception as exc:  # a hostile or broken upstream: never the end of the proxy
+                logger.exception("upstream %s: the session failed", self.name)
+                self.last_error = f"the session failed ({type(exc).__name__}: {exc})"
+                served = False
             if self._closed:
                 break
             if served:
@@ -99,8 +122,8 @@ class Upstream:
                                init_timeout=self.connect_timeout, client_name=self.client_name,
                                on_stderr=lambda line: logger.debug("upstream %s: %s", self.name, line),
                                transport="sse" if self._legacy_sse else "auto",
-                               exit_grace=EXIT_GRACE) as session:
-                self.initialize_result = session.initialize_result
+                               exit_grace=EXIT_GRACE, kill_grace=KILL_GRACE) as session:
+                self.initialize_result = self._sane(session.initialize_result)
                 await self._restore(session)
                 self.session = session
                 self.connects += 1
@@ -135,6 +158,15 @@ class Upstream:
             if self._ready.is_set():
                 self._ready = anyio.Event()
 
+    @staticmethod
+    def _sane(result: Any) -> dict[str, Any]:
+        """The upstream's `initialize` (or `server/discover`) answer with the shapes the proxy reads checked."""
+        result = dict(result) if isinstance(result, dict) else {}
+        result["capabilities"] = sane_capabilities(result.get("capabilities"))
+        if not isinstance(result.get("instructions"), str):
+            result.pop("instructions", None)
+        return result
+
     async def _restore(self, session: ClientSession) -> None:
         """What the downstream had set up before a reconnect: the log level, the subscriptions."""
         if self.log_level is not None:
@@ -161,8 +193,8 @@ class Upstream:
         seen = len(session.notifications)
 
         def agreed(params: dict[str, Any]) -> bool:
-            honored = params.get("notifications") or {}
-            return "resourceSubscriptions" not in honored and any(honored.get(flag) for flag in wanted)
+            honored = honored_of(params)
+            return "resourceSubscriptions" not in honored and any(honored.get(flag) is True for flag in wanted)
 
         async def acknowledged() -> None:
             with contextlib.suppress(TimeoutError):
@@ -191,7 +223,10 @@ class Upstream:
         """Hold upstream subscriptions to `uris` for a downstream listen stream until cancelled, through
         reconnects: a 2026-07-28 upstream gets a `subscriptions/listen` of its own, a handshake-era one
         `resources/subscribe` (restored by `_restore`). `ready()` once they are in place; what refuses
-        them before that (the upstream's `MCPError`, `UpstreamUnavailable`) is raised."""
+        them before that (the upstream's `MCPError`, `UpstreamUnavailable`) is raised. The first listen must be
+        acknowledged, for exactly `uris`, within `connect_timeout` (after the connection, which waits as long):
+        an upstream that acknowledges none, a subset, other URIs or a malformed acknowledgement is
+        `UpstreamUnavailable`."""
         session = await self.connected()
         if session.stateless_version is None:
             await self._hold_subscribed(session, uris, ready)
@@ -202,6 +237,8 @@ class Upstream:
             if not (acked or acked_now):
                 if isinstance(outcome, MCPError):
                     raise outcome
+                if isinstance(outcome, str):
+                    raise self.unavailable(outcome)
                 raise self.unavailable(f"ended a listen before acknowledging it ({outcome or 'no reason'})")
             acked = True
             if isinstance(outcome, MCPError):  # refused on a later connection: nothing more to hold
@@ -228,8 +265,9 @@ class Upstream:
         seen = len(session.notifications)
 
         def agreed(params: dict[str, Any]) -> bool:
-            honored = (params.get("notifications") or {}).get("resourceSubscriptions")
-            return isinstance(honored, list) and sorted(honored) == sorted(uris)
+            honored = honored_of(params).get("resourceSubscriptions")
+            return (isinstance(honored, list) and all(isinstance(uri, str) for uri in honored)
+                    and sorted(honored) == sorted(uris))
 
         async def hold() -> None:
             try:
@@ -241,8 +279,13 @@ class Upstream:
             ended.set()
 
         async def acknowledged() -> None:
-            await session.wait_notification("notifications/subscriptions/acknowledged", timeout=float("inf"),
-                                            where=agreed, after=seen)
+            try:
+                await session.wait_notification("notifications/subscriptions/acknowledged", where=agreed, after=seen,
+                                                timeout=self.connect_timeout if ready is not None else float("inf"))
+            except TimeoutError:  # none, or not what was asked (a subset, other URIs, a malformed one)
+                outcome.append(f"did not acknowledge a listen for {', '.join(uris)} within {self.connect_timeout:g} s")
+                ended.set()
+                return
             acked.append(True)
             if ready is not None:
                 ready()

@@ -9,9 +9,10 @@ Both `mcp_kit.testing.Client` (in memory) and `mcp_kit.client.ClientSession` (st
 
 from __future__ import annotations
 
+import collections
 import inspect
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anyio
@@ -49,15 +50,65 @@ async def call_maybe_async(callback: Callable[..., Any], *args: Any) -> Any:
     return result
 
 
+class NotificationLog:
+    """The notifications a client heard, oldest first: the last `limit` kept, older ones forgotten, so a long-lived
+    session (a proxy's upstream one) does not grow without end.
+
+    Positions count every notification ever heard: `len(log)` is that count (a mark for `wait_notification(after=)`
+    and `log[mark:]`), and a slice or an index names those positions; iterating, comparing and slicing give the
+    kept ones only (a forgotten position is skipped; indexing one is an IndexError)."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self.forgotten = 0  # how many were dropped from the front
+        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=limit)
+
+    def append(self, note: dict[str, Any]) -> None:
+        if len(self._kept) == self.limit:
+            self.forgotten += 1
+        self._kept.append(note)
+
+    def __len__(self) -> int:
+        return self.forgotten + len(self._kept)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._kept)
+
+    def __getitem__(self, where: Any) -> Any:
+        if isinstance(where, slice):
+            start, stop, step = where.indices(len(self))
+            if step == 1:
+                return list(itertools.islice(self._kept, max(start - self.forgotten, 0), max(stop - self.forgotten, 0)))
+            kept = list(self._kept)
+            return [kept[i - self.forgotten] for i in range(start, stop, step) if i >= self.forgotten]
+        index = where + len(self) if where < 0 else where
+        if not self.forgotten <= index < len(self):
+            raise IndexError(f"notification {where} is not kept (the last {self.limit} are)")
+        return self._kept[index - self.forgotten]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NotificationLog):
+            return list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"NotificationLog({list(self)!r}, forgotten={self.forgotten})"
+
+
 class BaseClient:
     """Request/answer bookkeeping and the MCP methods; subclasses say how messages leave."""
 
     default_timeout: float = 30.0
     pagination_limit: int = 10_000
+    notification_limit: int = 10_000  # the notifications kept (`notifications`); older ones are forgotten
 
     def __init__(self, handlers: dict[str, ClientHandler] | None = None) -> None:
         self.handlers: dict[str, ClientHandler] = handlers if handlers is not None else {}
-        self.notifications: list[dict[str, Any]] = []
+        self.notifications = NotificationLog(self.notification_limit)
         self.initialize_result: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._waiting: dict[Any, tuple[anyio.Event, list[Any]]] = {}
@@ -206,7 +257,8 @@ class BaseClient:
     async def wait_notification(
         self, method: str, *, timeout: float = 5, where: Callable[[dict[str, Any]], bool] | None = None, after: int = 0
     ) -> dict[str, Any]:
-        """The first notification named `method` (from index `after` on) matching `where`; waits up to `timeout`."""
+        """The first notification named `method` (from position `after` on: `len(self.notifications)` before the
+        request is the usual mark) matching `where`; waits up to `timeout`."""
         with anyio.fail_after(timeout):
             while True:
                 for note in self.notifications[after:]:
@@ -232,15 +284,23 @@ class BaseClient:
         return await self._list("prompts/list", "prompts")
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every item of a paginated list, following `nextCursor`."""
+        """Every item of a paginated list, following `nextCursor` (the objects: a server's other items are left out).
+        A page that is not an object, or a cursor the server gave before, ends the list (the server would repeat
+        itself); `pagination_limit` pages without an end is an AssertionError."""
         items: list[dict[str, Any]] = []
         params: dict[str, Any] = {}
+        cursors: set[str] = set()
         for _ in range(self.pagination_limit):
             page = await self.request(method, params)
-            items.extend(page.get(key) or [])
-            if not page.get("nextCursor"):
+            if not isinstance(page, dict):
                 return items
-            params = {"cursor": page["nextCursor"]}
+            listed = page.get(key)
+            items.extend(item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict))
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in cursors:
+                return items
+            cursors.add(cursor)
+            params = {"cursor": cursor}
         raise AssertionError(f"{method} never stopped paginating")
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, progress_token: Any = None,

@@ -32,12 +32,13 @@ def is_url(target: str | Sequence[str]) -> bool:
 def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                    headers: dict[str, str] | None = None, on_stderr: Callable[[str], None] | None = None,
                    timeout: float = 30.0, auth: httpx.Auth | None = None, transport: str = "auto",
-                   exit_grace: float = EXIT_GRACE) -> Transport:
+                   exit_grace: float = EXIT_GRACE, kill_grace: float = EXIT_GRACE) -> Transport:
     """The (not yet entered) transport for `target`: a URL, or a command line as a string or argv list.
 
     `auth` authorizes HTTP requests (e.g. `mcp_kit.client.oauth.OAuth`); stdio takes credentials from `env`.
     `transport` "sse" talks legacy HTTP+SSE to a URL whatever its path ("auto": a path ending in /sse does).
-    `exit_grace`: the seconds a stdio server gets to exit once its stdin is closed, before SIGTERM.
+    `exit_grace`: the seconds a stdio server gets to exit once its stdin is closed, before SIGTERM; `kill_grace`:
+    after SIGTERM, before SIGKILL.
     """
     if is_url(target):
         assert isinstance(target, str)
@@ -45,7 +46,8 @@ def open_transport(target: str | Sequence[str], *, env: dict[str, str] | None = 
         if transport == "sse" or urlsplit(url).path.rstrip("/").endswith("/sse"):
             return LegacySSETransport(url, headers=headers, timeout=timeout, auth=auth)
         return StreamableHTTPTransport(url, headers=headers, timeout=timeout, auth=auth)
-    return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr, exit_grace=exit_grace)
+    return StdioTransport(target, env=env, cwd=cwd, on_stderr=on_stderr, exit_grace=exit_grace,
+                          kill_grace=kill_grace)
 
 
 @contextlib.asynccontextmanager
@@ -56,7 +58,7 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
                   cwd: str | None = None, headers: dict[str, str] | None = None,
                   client_name: str = "mcp-kit", auth: httpx.Auth | None = None,
                   mode: str = "legacy", transport: str = "auto",
-                  exit_grace: float = EXIT_GRACE) -> AsyncIterator[ClientSession]:
+                  exit_grace: float = EXIT_GRACE, kill_grace: float = EXIT_GRACE) -> AsyncIterator[ClientSession]:
     """Connect to the server at `target` and yield an initialized `ClientSession`.
 
     `mode` picks the era: "legacy" (the default: the `initialize` handshake at `protocol_version`), "auto"
@@ -64,13 +66,15 @@ async def connect(target: str | Sequence[str], *, timeout: float = 60.0, init_ti
     or "2026-07-28" (discover only). `session.era` says which one was agreed.
 
     `timeout` bounds every request (and connecting); `init_timeout` the handshake (default: `timeout`).
+    A stdio server is stopped on exit: stdin closed, `exit_grace` seconds, SIGTERM, `kill_grace` seconds, SIGKILL.
     Raises `ServerNotFound` / `ConnectionClosed` / `ClientError` when the server cannot be reached.
     """
     check_mode(mode)
     if is_stateless(protocol_version):
         mode = protocol_version
     opened = open_transport(target, env=env, cwd=cwd, headers=headers, on_stderr=on_stderr, timeout=timeout,
-                            auth=auth, transport=transport, exit_grace=exit_grace)
+                            auth=auth, transport=transport, exit_grace=exit_grace,
+                            kill_grace=kill_grace)
     try:
         async with opened, anyio.create_task_group() as tg:
             session = ClientSession(opened, handlers=handlers, on_log=on_log, on_notification=on_notification,

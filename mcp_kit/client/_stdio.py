@@ -2,7 +2,8 @@
 
 The traps people hit are reported in words: a command that does not exist, a server that prints
 ordinary text to stdout (which belongs to the protocol), a server that exits (with the last lines
-of its stderr). The subprocess is always stopped on exit: stdin closed, then SIGTERM, then SIGKILL.
+of its stderr). The subprocess is always stopped on exit: stdin closed, `exit_grace` seconds, SIGTERM,
+`kill_grace` seconds, SIGKILL (2 s each by default).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ logger = logging.getLogger("mcp_kit.client")
 
 STDERR_TAIL_LINES = 40
 STRAY_LINES_KEPT = 5
-EXIT_GRACE = 2.0  # seconds a server gets to exit after its stdin closes (and again after SIGTERM)
+EXIT_GRACE = 2.0  # seconds a server gets to exit after its stdin closes (and again after SIGTERM), by default
 
 
 def command_line(command: str | Sequence[str]) -> list[str]:
@@ -43,10 +44,12 @@ class StdioTransport(Transport):
     """Runs `command` and exchanges newline-delimited JSON-RPC with it."""
 
     def __init__(self, command: str | Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                 on_stderr: Callable[[str], None] | None = None, exit_grace: float = EXIT_GRACE) -> None:
+                 on_stderr: Callable[[str], None] | None = None, exit_grace: float = EXIT_GRACE,
+                 kill_grace: float = EXIT_GRACE) -> None:
         super().__init__()
         self.argv = command_line(command)
         self.exit_grace = exit_grace  # after stdin closes, before SIGTERM
+        self.kill_grace = kill_grace  # after SIGTERM, before SIGKILL
         self.description = f"server ({join_command(self.argv)})"
         self.env = env
         self.cwd = cwd
@@ -102,7 +105,7 @@ class StdioTransport(Transport):
             return
         if process.stdin is not None:
             await process.stdin.aclose()
-        for stop in (None, process.terminate, process.kill):
+        for stop, grace in ((None, self.exit_grace), (process.terminate, self.kill_grace), (process.kill, EXIT_GRACE)):
             if process.returncode is not None:
                 break
             if stop is not None:
@@ -110,7 +113,7 @@ class StdioTransport(Transport):
                     stop()
                 except ProcessLookupError:
                     break
-            with anyio.move_on_after(self.exit_grace if stop is None else EXIT_GRACE):
+            with anyio.move_on_after(grace):
                 await process.wait()
 
     # ------------------------------------------------------------------ I/O

@@ -307,3 +307,43 @@ async def test_sse_parser_handles_fields_comments_and_priming_events() -> None:
         ("message", "tail", "8"),
     ]
 
+
+
+async def test_the_notification_log_keeps_the_last_ones_and_positions_still_count() -> None:
+    from mcp_kit._protocol.jsonrpc import Notification
+    from mcp_kit.client._base import BaseClient
+
+    class Quiet(BaseClient):
+        notification_limit = 100
+
+    client = Quiet()
+    for n in range(10_000):  # a long-lived upstream session's progress
+        await client._on_message(Notification("notifications/progress", {"progress": n}))
+    assert len(client.notifications) == 10_000  # positions: every one heard
+    assert len(list(client.notifications)) == 100  # kept: the last 100
+    assert client.notifications[-1]["params"] == {"progress": 9_999}
+    assert [n["params"]["progress"] for n in client.notifications[9_998:]] == [9_998, 9_999]
+    assert client.notifications[:5] == []  # forgotten
+    mark = len(client.notifications)
+
+    async def later() -> None:
+        await client._on_message(Notification("notifications/message", {"level": "info", "data": "late"}))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(later)
+        note = await client.wait_notification("notifications/message", after=mark, timeout=5)
+    assert note["params"]["data"] == "late"
+    assert (await client.wait_notification("notifications/progress", after=9_950))["params"] == {"progress": 9_950}
+    assert len(client.notifications_named("notifications/progress")) == 99
+
+
+async def test_kill_grace_bounds_the_wait_after_sigterm() -> None:
+    from mcp_kit.client import connect as connect_stdio
+
+    async with connect_stdio([sys.executable, "-m", "tests.helpers.rogue_upstream", "stubborn"], mode="auto",
+                             exit_grace=0.2, kill_grace=0.2) as session:
+        pid = int((await session.call_tool("echo", {"text": "pid"}))["content"][0]["text"])
+        began = time.monotonic()
+    took = time.monotonic() - began
+    assert took < 1.5, f"stopping took {took:.2f} s"
+    assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
