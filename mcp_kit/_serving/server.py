@@ -39,8 +39,9 @@ class MCPServer(Application):
         `target`: a command line (a string or argv list: a stdio server), an http(s):// URL (Streamable
         HTTP, falling back to legacy SSE), or a client configuration (a `.json` path or a mapping with
         `mcpServers`) naming several servers, each then under its name as a namespace. `scope_map` gives
-        proxied tools, prompts and resources OAuth scopes ({"write_*": ["files:write"]}, fnmatch on their
-        names and URIs). Other options are `MCPServer`'s (middleware, limits...). See `mcp_kit._proxy.source`.
+        proxied tools, prompts and resources OAuth scopes ({"write_*": ["files:write"]}, fnmatch on the
+        names this proxy lists, before any transform or mount prefix, and on URIs). Other options are
+        `MCPServer`'s (middleware, limits...). See `mcp_kit._proxy.source`.
 
         `transform_tool` and `hide_tools` (by name) reshape the upstream's tools as on any server, checked when
         the upstream lists them and at each call against its current schema; `other.mount(proxy, namespace=...)`
