@@ -584,6 +584,14 @@ class ProxySource:
             return self._clean(result, version)
         if method == "completion/complete":
             ref = dict(params.get("ref") or {})
+            if ref.get("type") == "ref/prompt":  # completing needs the scopes of what it completes
+                refused = self._refusal(ctx, "prompts/get", {"name": ref.get("name")},
+                                        f"Completing prompt {ref.get('name')!r}")
+            else:
+                refused = self._refusal(ctx, "resources/read", {"uri": ref.get("uri")},
+                                        f"Completing resource {ref.get('uri')!r}")
+            if refused is not None:
+                raise MCPError(-31002, refused, {"error": "insufficient_scope"})
             if ref.get("type") == "ref/prompt":
                 namespace, ref["name"] = names.inward_name(ref.get("name"), "prompts/get")
             else:

@@ -185,3 +185,13 @@ async def test_a_schema_changed_upstream_after_the_proxy_saw_it_refuses_the_fixe
         await client.wait_notification("notifications/tools/list_changed", timeout=10, after=seen)
         with pytest.raises(MCPError, match="Unknown tool 'query'"):
             await client.call_tool("query", {"tenant_id": "evil", "q": "x"})  # no list in between
+
+
+async def test_boolean_property_schemas_are_schemas_a_transform_keeps() -> None:
+    """`true` and `false` are valid JSON Schemas: a rename keeps such a tool, a default on a `true` one shows."""
+    app = proxy(upstream(tool({"type": "object", "properties": {"anything": True, "nothing": False}}), FINE))
+    app.transform_tool("query", new_name="ask", arguments={"anything": Arg(default=1)})
+    async with connect(app) as client:
+        tools = {t["name"]: t for t in await client.list_tools()}
+        assert set(tools) == {"ask", "fine"}
+        assert tools["ask"]["inputSchema"]["properties"] == {"anything": {"default": 1}, "nothing": False}
