@@ -120,6 +120,9 @@ DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts"
 _CURRENT: contextvars.ContextVar[Forwarded | None] = contextvars.ContextVar("mcp_kit_proxy_call", default=None)
 
 
+TOOL_SCHEMAS_KEPT = 10_000  # tool schemas kept for the argument checks of transformed calls
+
+
 @dataclass
 class Forwarded:
     """A downstream request being answered upstream: where the upstream's progress, logs and questions go."""
@@ -446,8 +449,14 @@ class ProxySource:
         return merged
 
     def _remember(self, namespace: str | None, tool: Any) -> None:
+        """Keep `tool`'s schema, the most recently listed `TOOL_SCHEMAS_KEPT` at most (an upstream may list new
+        names on every page: the oldest go, and a transformed call of one lists again)."""
         if isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("inputSchema"), dict):
-            self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
+            key = self.names.outward_name(namespace, tool["name"])
+            self.tool_schemas.pop(key, None)
+            self.tool_schemas[key] = tool["inputSchema"]
+            if len(self.tool_schemas) > TOOL_SCHEMAS_KEPT:
+                del self.tool_schemas[next(iter(self.tool_schemas))]
 
     def param_headers(self, name: str) -> dict[str, str]:
         properties = (self.tool_schemas.get(name) or {}).get("properties")
