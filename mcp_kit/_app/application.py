@@ -676,7 +676,7 @@ class Application:
             return not isinstance(params.get("name"), str) or params["name"] in self.prompts
         if method in ("resources/read", "resources/subscribe"):
             uri = params.get("uri")
-            return not isinstance(uri, str) or self.resources.find(uri) is not None
+            return not isinstance(uri, str) or self.resources.find(uri) is not None or self.extension_reads(uri)
         if method == "completion/complete":
             ref = params.get("ref")
             if not isinstance(ref, dict):

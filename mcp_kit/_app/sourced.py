@@ -236,11 +236,12 @@ def required_scopes(app: Application, method: str, params: dict[str, Any]) -> tu
         if inward is None:
             return ()
         name = inward[0]
+    scopes: list[str] = []  # every mount that could serve the name: which one does is known only upstream
     for mount in sourced_mounts(app):
         inner = _inner(mount, name)
         if inner is not None:
-            return required_scopes(mount.child, method, {**params, "name": inner})
-    return ()
+            scopes.extend(required_scopes(mount.child, method, {**params, "name": inner}))
+    return tuple(dict.fromkeys(scopes))
 
 
 # ---------------------------------------------------------------------- lists

@@ -255,7 +255,8 @@ class StatelessRequests:
             agreed["resourceSubscriptions"] = listener.uris
             app.hub.check_room(listener, listener.uris, owner=self._owner)  # before any validator runs
             if app.source is None and app.mounts and has_sources(app):
-                sourced = [uri for uri in listener.uris if app.resources.find(uri) is None]
+                sourced = [uri for uri in listener.uris  # the server's own and its extensions' stay here
+                           if app.resources.find(uri) is None and not app.extension_reads(uri)]
             for uri in listener.uris if app.source is None else ():  # a proxy's upstream refuses its own
                 if uri in sourced:
                     continue

@@ -84,8 +84,9 @@ def _check_schema(tool: str, schema: Mapping[str, Any], transform: ToolTransform
 
 
 def _shapes(tool: str, schema: Any) -> tuple[dict[str, Any], list[str]]:
-    """The `properties` (an object of objects) and `required` (an array of strings) of `schema`; ValueError
-    naming what is wrong otherwise (a proxied tool's schema is the upstream's, so anything may come)."""
+    """The `properties` (an object of schemas: objects or booleans) and `required` (an array of strings) of
+    `schema`; ValueError naming what is wrong otherwise (a proxied tool's schema is the upstream's, so anything
+    may come)."""
     if not isinstance(schema, Mapping):
         raise ValueError(f"tool {tool!r}: its inputSchema is not an object")
     properties = schema.get("properties")
@@ -94,9 +95,9 @@ def _shapes(tool: str, schema: Any) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(properties, Mapping):
         raise ValueError(f"tool {tool!r}: the 'properties' of its inputSchema is not an object")
     wrong = next((name for name, spec in properties.items() if not isinstance(name, str)
-                  or not isinstance(spec, Mapping)), None)
+                  or not isinstance(spec, (Mapping, bool))), None)  # true and false are schemas too
     if wrong is not None:
-        raise ValueError(f"tool {tool!r}: property {str(wrong)[:80]!r} of its inputSchema is not an object")
+        raise ValueError(f"tool {tool!r}: property {str(wrong)[:80]!r} of its inputSchema is not a schema")
     required = schema.get("required")
     if required is None:
         required = []
@@ -119,7 +120,10 @@ def transformed_schema(tool: str, schema: Mapping[str, Any], transform: ToolTran
             properties.pop(name, None)
             required = [each for each in required if each != name]
             continue
-        spec = properties[name] = dict(properties[name])
+        given = properties[name]
+        if given is False:  # a property no value satisfies: a default or description cannot make it one
+            raise ValueError(f"transform of tool {tool!r}: argument {name!r} accepts no value (its schema is false)")
+        spec = properties[name] = {} if given is True else dict(given)
         if arg.default is not _UNSET:
             spec["default"] = arg.default
             required = [each for each in required if each != name]

@@ -120,6 +120,9 @@ DEFAULT_CAPABILITIES = {"logging": {}, "tools": {"listChanged": True}, "prompts"
 _CURRENT: contextvars.ContextVar[Forwarded | None] = contextvars.ContextVar("mcp_kit_proxy_call", default=None)
 
 
+TOOL_SCHEMAS_KEPT = 10_000  # tool schemas kept for the argument checks of transformed calls
+
+
 @dataclass
 class Forwarded:
     """A downstream request being answered upstream: where the upstream's progress, logs and questions go."""
@@ -446,8 +449,14 @@ class ProxySource:
         return merged
 
     def _remember(self, namespace: str | None, tool: Any) -> None:
+        """Keep `tool`'s schema, the most recently listed `TOOL_SCHEMAS_KEPT` at most (an upstream may list new
+        names on every page: the oldest go, and a transformed call of one lists again)."""
         if isinstance(tool, dict) and isinstance(tool.get("name"), str) and isinstance(tool.get("inputSchema"), dict):
-            self.tool_schemas[self.names.outward_name(namespace, tool["name"])] = tool["inputSchema"]
+            key = self.names.outward_name(namespace, tool["name"])
+            self.tool_schemas.pop(key, None)
+            self.tool_schemas[key] = tool["inputSchema"]
+            if len(self.tool_schemas) > TOOL_SCHEMAS_KEPT:
+                del self.tool_schemas[next(iter(self.tool_schemas))]
 
     def param_headers(self, name: str) -> dict[str, str]:
         properties = (self.tool_schemas.get(name) or {}).get("properties")
@@ -584,6 +593,14 @@ class ProxySource:
             return self._clean(result, version)
         if method == "completion/complete":
             ref = dict(params.get("ref") or {})
+            if ref.get("type") == "ref/prompt":  # completing needs the scopes of what it completes
+                refused = self._refusal(ctx, "prompts/get", {"name": ref.get("name")},
+                                        f"Completing prompt {ref.get('name')!r}")
+            else:
+                refused = self._refusal(ctx, "resources/read", {"uri": ref.get("uri")},
+                                        f"Completing resource {ref.get('uri')!r}")
+            if refused is not None:
+                raise MCPError(-31002, refused, {"error": "insufficient_scope"})
             if ref.get("type") == "ref/prompt":
                 namespace, ref["name"] = names.inward_name(ref.get("name"), "prompts/get")
             else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import inspect
 import itertools
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -36,6 +37,8 @@ from ._eras import (
     capabilities_of,
     stamp,
 )
+
+logger = logging.getLogger("mcp_kit.client")
 
 ClientHandler = Callable[[dict[str, Any]], Any]
 ProgressCallback = Callable[[float, float | None, str | None], Any]
@@ -293,11 +296,16 @@ class BaseClient:
         for _ in range(self.pagination_limit):
             page = await self.request(method, params)
             if not isinstance(page, dict):
+                logger.warning("%s: the server answered a page that is not an object; the list ends there", method)
                 return items
             listed = page.get(key)
             items.extend(item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict))
             cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor or cursor in cursors:
+            if isinstance(cursor, str) and cursor in cursors:
+                logger.warning("%s: the server gave the cursor %.80r a second time; the list ends there",
+                               method, cursor)
+                return items
+            if not isinstance(cursor, str) or not cursor:
                 return items
             cursors.add(cursor)
             params = {"cursor": cursor}

@@ -347,3 +347,14 @@ async def test_kill_grace_bounds_the_wait_after_sigterm() -> None:
     took = time.monotonic() - began
     assert took < 1.5, f"stopping took {took:.2f} s"
     assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+
+
+async def test_a_list_whose_cursor_repeats_ends_there_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """A server that gives the same cursor again would repeat itself forever: the list ends, and says so."""
+    rogue = [sys.executable, "-m", "tests.helpers.rogue_upstream", "pages"]
+    with caplog.at_level("WARNING", logger="mcp_kit.client"):
+        async with connect(rogue, cwd=str(ROOT), mode="auto") as session:  # it speaks 2026-07-28 only
+            with anyio.fail_after(30):
+                tools = await session.list_tools()
+    assert [tool.get("name") for tool in tools].count("echo") >= 1
+    assert [r.getMessage() for r in caplog.records if "a second time; the list ends there" in r.getMessage()]

@@ -185,3 +185,25 @@ async def test_a_schema_changed_upstream_after_the_proxy_saw_it_refuses_the_fixe
         await client.wait_notification("notifications/tools/list_changed", timeout=10, after=seen)
         with pytest.raises(MCPError, match="Unknown tool 'query'"):
             await client.call_tool("query", {"tenant_id": "evil", "q": "x"})  # no list in between
+
+
+async def test_boolean_property_schemas_are_schemas_a_transform_keeps() -> None:
+    """`true` and `false` are valid JSON Schemas: a rename keeps such a tool, a default on a `true` one shows."""
+    app = proxy(upstream(tool({"type": "object", "properties": {"anything": True, "nothing": False}}), FINE))
+    app.transform_tool("query", new_name="ask", arguments={"anything": Arg(default=1)})
+    async with connect(app) as client:
+        tools = {t["name"]: t for t in await client.list_tools()}
+        assert set(tools) == {"ask", "fine"}
+        assert tools["ask"]["inputSchema"]["properties"] == {"anything": {"default": 1}, "nothing": False}
+
+
+async def test_the_tool_schemas_kept_for_transformed_calls_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upstream may list new names on every list: the proxy keeps the latest schemas, the oldest go."""
+    from mcp_kit._proxy import source as proxy_source
+
+    monkeypatch.setattr(proxy_source, "TOOL_SCHEMAS_KEPT", 2)
+    many = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(5)]
+    app = proxy(upstream(*many))
+    async with connect(app) as client:
+        assert len(await client.list_tools()) == 5
+        assert app.source is not None and list(app.source.tool_schemas) == ["t3", "t4"]  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ proxied prompt needs that prompt's scopes. In front of the kit upstream over std
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +85,35 @@ async def test_completing_a_proxied_prompt_needs_its_scopes() -> None:
             await client.request("completion/complete", {"ref": {"type": "ref/prompt", "name": "up_greet"},
                                                          "argument": {"name": "who", "value": ""}})
         assert refused.value.code == -31002 and "kit:prompts" in str(refused.value)
+
+
+async def test_a_proxys_own_completion_checks_its_scope_map_whatever_path_the_request_took() -> None:
+    """In memory no transport checks scopes first (as in a JSON-RPC batch or over legacy SSE): the proxy does."""
+    caller = AsCaller()
+    app = proxy(KIT, scope_map=SCOPES, middleware=[caller])
+    completing = {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": ""}}
+    async with connect(app) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.request("completion/complete", completing)
+        assert refused.value.code == -31002 and "kit:prompts" in str(refused.value)
+        caller.as_("kit:prompts")
+        assert "completion" in await client.request("completion/complete", completing)
+
+
+def test_a_name_several_mounted_proxies_could_serve_needs_the_scopes_of_each() -> None:
+    app = MCPServer("hub")
+    app.mount(proxy(KIT), None)  # lists greet too, with no scope map: which one serves it is known only upstream
+    app.mount(proxy(KIT, scope_map=SCOPES), None)
+    assert app.required_scopes("prompts/get", {"name": "greet"}) == ("kit:prompts",)
+    assert app.required_scopes("completion/complete", {"ref": {"type": "ref/prompt", "name": "greet"},
+                                                       "argument": {"name": "who", "value": ""}}) == ("kit:prompts",)
+
+
+def test_the_parents_own_skills_need_no_scope_of_a_mounted_proxy(tmp_path: Path) -> None:
+    (tmp_path / "alpha").mkdir()
+    (tmp_path / "alpha" / "SKILL.md").write_text("---\nname: alpha\ndescription: The alpha skill.\n---\n# alpha\n")
+    app = MCPServer("hub")
+    app.add_skills(tmp_path)
+    app.mount(proxy(KIT, scope_map={"*": ["upstream:read"]}), "up")
+    assert app.required_scopes("resources/read", {"uri": "skill://alpha/SKILL.md"}) == ()  # the skills extension's
+    assert app.required_scopes("resources/read", {"uri": "kit://motd"}) == ("upstream:read",)
