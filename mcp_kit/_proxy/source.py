@@ -257,6 +257,7 @@ class Link:
             prefix = names.outward_name(namespace, "")
             for name in [name for name in self.source.tool_schemas if name.startswith(prefix)]:
                 del self.source.tool_schemas[name]
+        await self._changed(namespace, method, params)
         if method == "notifications/progress":
             token, progress, total, message = (params.get(key) for key in ("progressToken", "progress", "total",
                                                                            "message"))
@@ -297,6 +298,25 @@ class Link:
             await self.home.notify(method, params, None)
         elif method.endswith("/list_changed"):
             await self.home.notify(method, params or None, None)  # type: ignore[arg-type]
+
+
+    async def _changed(self, namespace: str | None, method: str, params: dict[str, Any]) -> None:
+        """A list change or a resource update upstream: the serving application's change hooks (a response
+        cache) hear it before its clients do, so the list or read they make on hearing it is not stale."""
+        app = self.app
+        if app is None or not app.change_hooks:
+            return
+        if method.endswith("/list_changed"):
+            kind, what = "list", method.split("/")[1]
+        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            kind, what = "resource", self.source.names.outward_uri(namespace, params["uri"])
+        else:
+            return
+        for hook in list(app.change_hooks):
+            try:
+                await hook(kind, what)
+            except Exception:
+                logger.exception("change hook failed")
 
 
 def is_number(value: Any) -> TypeGuard[float]:

@@ -10,6 +10,7 @@ import os
 
 from mcp_kit import Context, MCPServer
 
+MOTD = ["mcp_kit says hi"]  # kit://motd, until touch(motd=...) changes it
 app = MCPServer("kit-upstream", instructions="mcp_kit behind the tests",
                 page_size=int(os.environ.get("KIT_PAGE_SIZE", "100")))
 
@@ -53,8 +54,10 @@ def meta_echo(ctx: Context) -> str:
 
 
 @app.tool
-def touch() -> str:
-    """Tell subscribers kit://motd changed."""
+def touch(motd: str | None = None) -> str:
+    """Tell subscribers kit://motd changed (to `motd`, when given)."""
+    if motd is not None:
+        MOTD[0] = motd
     app.notify_resource_updated("kit://motd")
     return "touched"
 
@@ -81,7 +84,7 @@ def greet(who: str) -> str:
 @app.resource("kit://motd")
 def motd() -> str:
     """Message of the day."""
-    return "mcp_kit says hi"
+    return MOTD[0]
 
 
 if __name__ == "__main__":

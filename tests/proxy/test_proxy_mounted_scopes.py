@@ -117,3 +117,21 @@ def test_the_parents_own_skills_need_no_scope_of_a_mounted_proxy(tmp_path: Path)
     app.mount(proxy(KIT, scope_map={"*": ["upstream:read"]}), "up")
     assert app.required_scopes("resources/read", {"uri": "skill://alpha/SKILL.md"}) == ()  # the skills extension's
     assert app.required_scopes("resources/read", {"uri": "kit://motd"}) == ("upstream:read",)
+
+
+@pytest.mark.parametrize("mounted", [False, True], ids=["proxy", "mounted"])
+async def test_a_response_cache_in_front_hears_the_upstreams_changes_before_the_client(mounted: bool) -> None:
+    """The client re-lists on hearing list_changed, and re-reads on hearing an update: the cache gives it the new."""
+    cache = ResponseCache(scope="public")
+    app = hub(cache) if mounted else proxy(KIT, middleware=[cache])
+    grow, grown, touch = ("up_grow", "up_grown", "up_touch") if mounted else ("grow", "grown", "touch")
+    async with connect(app) as client:
+        assert grown not in {tool["name"] for tool in await client.list_tools()}  # listed, and cached
+        await client.call_tool(grow)
+        await client.wait_notification("notifications/tools/list_changed", timeout=10)
+        assert grown in {tool["name"] for tool in await client.list_tools()}
+        assert (await client.read_resource("kit://motd"))[0]["text"] == "mcp_kit says hi"  # read, and cached
+        await client.subscribe("kit://motd")
+        await client.call_tool(touch, {"motd": "changed"})
+        await client.wait_notification("notifications/resources/updated", timeout=10)
+        assert (await client.read_resource("kit://motd"))[0]["text"] == "changed"
