@@ -46,7 +46,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .._primitives.content import error_result
@@ -490,12 +490,29 @@ async def by_uri(app: Application, method: str, params: dict[str, Any], ctx: Any
 async def served_by_uri(app: Application, method: str, params: dict[str, Any], ctx: Any,
                         only: Application | None = None) -> tuple[Application, Any] | None:
     """The first proxy of `app` (or just `only`) that serves the URI in `params`, with its answer; None when
-    none does. An unreachable proxy (-31001) is passed over: the next may have the URI; when none has it,
-    the first unreachable one's error is raised (whether it had the URI is unknown)."""
+    none does (`_first_proxy`)."""
+    return await _first_proxy(app, lambda proxy: proxy.source.forward(method, params, ctx), only)
+
+
+async def watch_sourced(held: contextlib.AsyncExitStack, app: Application, uri: str, listener: Any,
+                        ctx: Any) -> None:
+    """Hold the subscription to `uri` of a 2026-07-28 listen stream on `app` in `held`: on the first proxy of
+    `app` whose source takes it (`_first_proxy`); -32602 when none has it."""
+    taken = await _first_proxy(app, lambda proxy: held.enter_async_context(proxy.source.watching([uri], listener,
+                                                                                                   ctx)))
+    if taken is None:
+        raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
+
+
+async def _first_proxy(app: Application, attempt: Callable[[Application], Awaitable[Any]],
+                       only: Application | None = None) -> tuple[Application, Any] | None:
+    """The first proxy of `app` (or just `only`) for which `attempt` succeeds, with what it gave; None when each
+    says it has no such primitive. An unreachable proxy (-31001) is passed over: the next may have it; when none
+    has it, the first unreachable one's error is raised (whether it had it is unknown)."""
     unavailable: MCPError | None = None
     for proxy in proxies(app) if only is None else (only,):
         try:
-            return proxy, await proxy.source.forward(method, params, ctx)
+            return proxy, await attempt(proxy)
         except MCPError as exc:
             if exc.code == UNAVAILABLE:
                 unavailable = unavailable or exc
@@ -504,25 +521,6 @@ async def served_by_uri(app: Application, method: str, params: dict[str, Any], c
     if unavailable is not None:
         raise unavailable
     return None
-
-
-async def watch_sourced(held: contextlib.AsyncExitStack, app: Application, uri: str, listener: Any,
-                        ctx: Any) -> None:
-    """Hold the subscription to `uri` of a 2026-07-28 listen stream on `app` in `held`: on the first proxy of
-    `app` whose source takes it (past unreachable ones, as `served_by_uri`); -32602 when none has it."""
-    unavailable: MCPError | None = None
-    for proxy in proxies(app):
-        try:
-            await held.enter_async_context(proxy.source.watching([uri], listener, ctx))
-            return
-        except MCPError as exc:
-            if exc.code == UNAVAILABLE:
-                unavailable = unavailable or exc
-            elif exc.code not in NOT_HERE:
-                raise
-    if unavailable is not None:
-        raise unavailable
-    raise invalid_params(f"Resource not found: {uri}", {"uri": uri})
 
 
 async def complete(app: Application, params: dict[str, Any], ctx: Any) -> Any:
