@@ -4,7 +4,8 @@
 #
 # Usage: bash conformance/client-auth.sh SPEC_VERSION RESULTS_DIR
 #   Runs every auth/* client scenario the suite lists for SPEC_VERSION, except extensions
-#   (client credentials, enterprise-managed authorization, DPoP, workload identity), one at a time.
+#   (client credentials, enterprise-managed authorization, DPoP, workload identity), four at a time
+#   (CONFORMANCE_SCENARIO_JOBS).
 #   Exits non-zero if any scenario fails.
 #
 # Each scenario runs in a fresh network namespace (unshare -n) with only loopback up: the suite's
@@ -40,16 +41,28 @@ fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-failed=()
+run_scenario() {  # run_scenario SCENARIO DIR: its exit status into DIR/exit
+  timeout --kill-after=10 "$SCENARIO_TIMEOUT" unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
+    "$NODE" "$SUITE" client --command "$CLIENT" --scenario "$1" \
+    --spec-version "$VERSION" -o "$2" >"$2/console.log" 2>&1
+  echo $? >"$2/exit"
+}
+# The scenarios run CONFORMANCE_SCENARIO_JOBS at a time (each in a namespace of its own, so they share nothing);
+# their lines follow in the suite's order.
+jobs_at_once="${CONFORMANCE_SCENARIO_JOBS:-4}"
 for scenario in "${scenarios[@]}"; do
   dir="$OUT/${scenario//\//_}"
   mkdir -p "$dir"
-  timeout --kill-after=10 "$SCENARIO_TIMEOUT" unshare -n sh -c 'ip link set lo up && exec "$@"' sh \
-    "$NODE" "$SUITE" client --command "$CLIENT" --scenario "$scenario" --spec-version "$VERSION" -o "$dir" \
-    >"$dir/console.log" 2>&1
-  rc=$?
+  while (( $(jobs -rp | wc -l) >= jobs_at_once )); do wait -n; done
+  run_scenario "$scenario" "$dir" &
+done
+wait
+failed=()
+for scenario in "${scenarios[@]}"; do
+  dir="$OUT/${scenario//\//_}"
+  rc=$(cat "$dir/exit" 2>/dev/null || echo "none")
   summary=$(grep -E '^Passed: ' "$dir/console.log" | tail -1)
-  if [[ $rc -ne 0 ]]; then failed+=("$scenario"); fi
+  if [[ "$rc" != 0 ]]; then failed+=("$scenario"); fi
   log "client-auth $VERSION: $scenario: ${summary:-no result} (exit $rc)"
 done
 log "client-auth $VERSION: ${#scenarios[@]} scenarios, ${#failed[@]} failed${failed:+: ${failed[*]}}"

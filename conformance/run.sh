@@ -2,7 +2,8 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in package.json) against tests/conformance/fixture_server.py.
 #
-# Legs (each under `timeout`, results under conformance/results/<leg>/):
+# Legs (each under `timeout`, results under conformance/results/<leg>/; the legs run side by side,
+# see "the legs, side by side" below):
 #   http-0.1.16             conformance 0.1.16        --suite all
 #   http-0.2-2025-11-25     conformance 0.2.0-alpha.12 --suite all --spec-version 2025-11-25
 #   http-0.2-2026-07-28     same, --spec-version 2026-07-28   (on by default; CONFORMANCE_WITH_2026=0 skips it)
@@ -176,18 +177,16 @@ mkdir -p "$RESULTS"
 http_legs=(http-0.1.16 http-0.2-2025-11-25)
 [[ "$WITH_2026" == 1 ]] && http_legs+=(http-0.2-2026-07-28)
 if [[ "$WITH_ALL" == 1 ]] || [[ " ${ONLY[*]-} " == *" http-0.2-all "* ]]; then http_legs+=(http-0.2-all); fi
-need_http=0
-for leg in "${http_legs[@]}"; do want_leg "$leg" && need_http=1; done
-
-if [[ $need_http -eq 1 ]]; then
-  server_log="$RESULTS/fixture-http.log"
+http_leg() {  # http_leg LEG: the leg against a fixture of its own
+  local legs=("$1")
+  server_log="$RESULTS/fixture-http-$1.log"
   # shellcheck disable=SC2086
   start_group "$server_log" $SERVER_CMD --transport http --host 127.0.0.1 --port 0
   server_pid=$STARTED_PID
   if port=$(port_from_log "$server_log" "$server_pid" "$SERVING") &&
      wait_until_answers "http://127.0.0.1:$port/mcp" "$server_pid"; then
     url="http://localhost:$port/mcp"
-    for leg in "${http_legs[@]}"; do
+    for leg in "${legs[@]}"; do
       want_leg "$leg" || continue
       case "$leg" in
         http-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-http.yml" ;;
@@ -198,20 +197,18 @@ if [[ $need_http -eq 1 ]]; then
       record "$leg" $?
     done
   else
-    for leg in "${http_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
   fi
   stop_group "$server_pid"
-fi
+}
 
 # ---------------------------- stdio legs ------------------------------------
 # The fixture speaks stdio; supergateway bridges it to Streamable HTTP (one child
 # process per session with --stateful). loopback-only.cjs keeps the bridge on 127.0.0.1.
 stdio_legs=(stdio-0.2-2025-11-25 stdio-0.1.16)
-need_stdio=0
-for leg in "${stdio_legs[@]}"; do want_leg "$leg" && need_stdio=1; done
-
-if [[ $need_stdio -eq 1 ]]; then
-  bridge_log="$RESULTS/bridge-stdio.log"
+stdio_leg() {  # stdio_leg LEG: the leg behind a bridge of its own
+  local legs=("$1")
+  bridge_log="$RESULTS/bridge-stdio-$1.log"
   start_group "$bridge_log" env NODE_OPTIONS="--require $LOOPBACK_ONLY" LOOPBACK_ONLY_REPORT=1 \
     "$NODE" "$BRIDGE" --stdio "$SERVER_CMD --transport stdio" \
     --outputTransport streamableHttp --stateful --port 0 --logLevel info
@@ -219,7 +216,7 @@ if [[ $need_stdio -eq 1 ]]; then
   if port=$(port_from_log "$bridge_log" "$bridge_pid" 'loopback-only: listening on 127\.0\.0\.1:[0-9]+') &&
      wait_until_answers "http://127.0.0.1:$port/mcp" "$bridge_pid"; then
     url="http://localhost:$port/mcp"
-    for leg in "${stdio_legs[@]}"; do
+    for leg in "${legs[@]}"; do
       want_leg "$leg" || continue
       case "$leg" in
         stdio-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-stdio.yml" --spec-version 2025-11-25 ;;
@@ -228,21 +225,19 @@ if [[ $need_stdio -eq 1 ]]; then
       record "$leg" $?
     done
   else
-    for leg in "${stdio_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
   fi
   stop_group "$bridge_pid"
-fi
+}
 
 # ---------------------------- proxy legs ------------------------------------
 # The fixture over stdio behind `mcp-kit proxy`, which serves it over Streamable HTTP in both eras: every
 # scenario passes through the proxy (one upstream session per downstream session), with no expected failures.
 proxy_legs=(proxy-0.2-2025-11-25)
 [[ "$WITH_2026" == 1 ]] && proxy_legs+=(proxy-0.2-2026-07-28)
-need_proxy=0
-for leg in "${proxy_legs[@]}"; do want_leg "$leg" && need_proxy=1; done
-
-if [[ $need_proxy -eq 1 ]]; then
-  proxy_log="$RESULTS/proxy-http.log"
+proxy_leg() {  # proxy_leg LEG: the leg behind a proxy of its own
+  local legs=("$1")
+  proxy_log="$RESULTS/proxy-http-$1.log"
   # shellcheck disable=SC2086
   start_group "$proxy_log" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port 0 \
     -- $SERVER_CMD --transport stdio
@@ -250,28 +245,83 @@ if [[ $need_proxy -eq 1 ]]; then
   if port=$(port_from_log "$proxy_log" "$proxy_pid" "$SERVING") &&
      wait_until_answers "http://127.0.0.1:$port/mcp" "$proxy_pid"; then
     url="http://localhost:$port/mcp"
-    for leg in "${proxy_legs[@]}"; do
+    for leg in "${legs[@]}"; do
       want_leg "$leg" || continue
       run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version "${leg#proxy-0.2-}"
       record "$leg" $?
     done
   else
-    for leg in "${proxy_legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
+    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
   fi
   stop_group "$proxy_pid"
-fi
+}
 
 # ---------------------------- client auth legs ------------------------------
 client_legs=(client-auth-2025-11-25 client-auth-2025-03-26)
 [[ "$WITH_2026" == 1 ]] && client_legs+=(client-auth-2026-07-28)
-for leg in "${client_legs[@]}"; do
-  want_leg "$leg" || continue
+client_auth_leg() {  # client_auth_leg LEG
+  local leg=$1 rc
   log "leg $leg: conformance 0.2.0-alpha.12 client, auth/* scenarios, mcp-kit client (timeout ${LEG_TIMEOUT}s)"
   timeout --kill-after=10 "$LEG_TIMEOUT" bash "$HERE/client-auth.sh" "${leg#client-auth-}" "$RESULTS/$leg"
   rc=$?
   log "leg $leg: exit $rc"
   record "$leg" $rc
+}
+
+# ---------------------------- the legs, side by side ------------------------
+# Each leg, with a fixture, bridge or proxy of its own, runs in a subshell beside the others: the legs mostly wait
+# on their servers, and they share nothing (every server is on port 0, every leg writes its own results). A leg's
+# lines go to RESULTS/<leg>.log, printed whole and in order once every leg is done; whether it failed, to
+# RESULTS/<leg>.failed.
+LEGS_STARTED=()
+LEG_PIDS=()
+run_beside() {  # run_beside NAME COMMAND...
+  local name=$1
+  shift
+  rm -f "$RESULTS/$name.failed"
+  (
+    STARTED_PIDS=()
+    FAILED_LEGS=()
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    "$@"
+    if [[ ${#FAILED_LEGS[@]} -gt 0 ]]; then printf '%s\n' "${FAILED_LEGS[@]}"; fi >"$RESULTS/$name.failed"
+  ) >"$RESULTS/$name.log" 2>&1 &
+  LEGS_STARTED+=("$name")
+  LEG_PIDS+=("$!")
+}
+stop_legs() {  # what the legs started stops with them (their EXIT traps)
+  local pid
+  for pid in "${LEG_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${LEG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  LEG_PIDS=()
+}
+trap 'stop_legs; cleanup' EXIT
+
+for leg in "${http_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" http_leg "$leg"
 done
+for leg in "${stdio_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" stdio_leg "$leg"
+done
+for leg in "${proxy_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" proxy_leg "$leg"
+done
+for leg in "${client_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" client_auth_leg "$leg"
+done
+for i in "${!LEG_PIDS[@]}"; do
+  name=${LEGS_STARTED[$i]}
+  wait "${LEG_PIDS[$i]}"
+  cat "$RESULTS/$name.log" >&2
+  if [[ -f "$RESULTS/$name.failed" ]]; then
+    mapfile -t failed <"$RESULTS/$name.failed"
+    FAILED_LEGS+=("${failed[@]}")
+  else
+    FAILED_LEGS+=("$name (stopped before it said whether it passed)")
+  fi
+done
+LEG_PIDS=()
 
 if [[ ${#FAILED_LEGS[@]} -gt 0 ]]; then
   log "FAILED legs: ${FAILED_LEGS[*]} (details under $RESULTS/<leg>/)"

@@ -29,7 +29,7 @@ from tests.helpers.nginx_support import Nginx, nginx_proxy, require_nginx
 from tests.helpers.redis_support import RedisProcess
 from tests.helpers.support import ROOT, ServerURL, http_server
 
-pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group("nginx")]
+pytestmark = pytest.mark.anyio
 
 SERVER = str(ROOT / "tests" / "fixtures" / "deploy_server.py")
 PUBLIC = "mcp.example.test"  # the name clients use; the proxy forwards it in Host
