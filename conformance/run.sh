@@ -28,6 +28,7 @@
 #                            server must log `serving MCP on http://127.0.0.1:PORT` (as mcp_kit's do at INFO)
 #                            (default: <python> tests/conformance/fixture_server.py)
 #   CONFORMANCE_LEG_TIMEOUT  seconds per leg (default 600)
+#   CONFORMANCE_LEGS_AT_ONCE legs run side by side (default 4)
 #   CONFORMANCE_WITH_2026=0  skip the 2026-07-28 leg
 #   CONFORMANCE_WITH_ALL=0   skip the http-0.2-all leg
 set -uo pipefail
@@ -56,7 +57,7 @@ while [[ $# -gt 0 ]]; do
     --with-2026) WITH_2026=1 ;;
     --with-all) WITH_ALL=1 ;;
     --only) shift; ONLY+=("${1:?--only needs a leg name}") ;;
-    -h|--help) sed -n '2,29p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -272,12 +273,16 @@ client_auth_leg() {  # client_auth_leg LEG
 # Each leg, with a fixture, bridge or proxy of its own, runs in a subshell beside the others: the legs mostly wait
 # on their servers, and they share nothing (every server is on port 0, every leg writes its own results). A leg's
 # lines go to RESULTS/<leg>.log, printed whole and in order once every leg is done; whether it failed, to
-# RESULTS/<leg>.failed.
+# RESULTS/<leg>.failed. At most CONFORMANCE_LEGS_AT_ONCE (4) run at a time, the longest first: with every leg at
+# once on two cores, a starved suite once sent on a keep-alive connection its server had just closed (uvicorn
+# closes an idle one after 5 s), and that request failed with "fetch failed".
 LEGS_STARTED=()
 LEG_PIDS=()
-run_beside() {  # run_beside NAME COMMAND...
+LEGS_AT_ONCE="${CONFORMANCE_LEGS_AT_ONCE:-4}"
+run_beside() {  # run_beside NAME COMMAND...: once fewer than LEGS_AT_ONCE legs run
   local name=$1
   shift
+  while (( $(jobs -rp | wc -l) >= LEGS_AT_ONCE )); do wait -n; done
   rm -f "$RESULTS/$name.failed"
   (
     STARTED_PIDS=()
@@ -298,17 +303,17 @@ stop_legs() {  # what the legs started stops with them (their EXIT traps)
 }
 trap 'stop_legs; cleanup' EXIT
 
-for leg in "${http_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" http_leg "$leg"
-done
 for leg in "${stdio_legs[@]}"; do
   want_leg "$leg" && run_beside "$leg" stdio_leg "$leg"
+done
+for leg in "${client_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" client_auth_leg "$leg"
 done
 for leg in "${proxy_legs[@]}"; do
   want_leg "$leg" && run_beside "$leg" proxy_leg "$leg"
 done
-for leg in "${client_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" client_auth_leg "$leg"
+for leg in "${http_legs[@]}"; do
+  want_leg "$leg" && run_beside "$leg" http_leg "$leg"
 done
 for i in "${!LEG_PIDS[@]}"; do
   name=${LEGS_STARTED[$i]}
