@@ -9,12 +9,10 @@ from typing import Any
 
 import anyio
 import pytest
-from anthropic.types import MessageParam, ToolChoiceParam, ToolParam
-from google.genai import types as genai
 from jsonschema import Draft202012Validator
-from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionToolChoiceOptionParam
-from openai.types.responses import FunctionToolParam, ToolChoiceFunctionParam
 
+# The vendors' packages (openai, anthropic, google-genai) are imported by the tests that use them: importing
+# them takes seconds, and every pytest process imports every test file.
 from mcp_kit.functions import StrictSchemaError, ToolBridge
 from tests.helpers.reference_servers import ROOT, servers
 from tests.helpers.schema_corpus import INEXPRESSIBLE, corpus
@@ -66,6 +64,7 @@ def test_the_reference_servers_offer_their_tools(reference: ToolBridge) -> None:
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_openai_chat_definitions_match_the_openai_types(reference: ToolBridge, strict: bool) -> None:
+    from openai.types.chat import ChatCompletionFunctionToolParam
     definitions = reference.openai_tools(strict=strict)
     assert len(definitions) == len(reference.tools) >= 22
     for definition in definitions:
@@ -81,6 +80,7 @@ def test_openai_chat_definitions_match_the_openai_types(reference: ToolBridge, s
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_openai_responses_definitions_match_the_openai_types(reference: ToolBridge, strict: bool) -> None:
+    from openai.types.responses import FunctionToolParam
     for definition in reference.openai_responses_tools(strict=strict):
         check_typed(FunctionToolParam, definition)
         assert set(definition) == {"type", "name", "description", "parameters", "strict"}
@@ -90,6 +90,7 @@ def test_openai_responses_definitions_match_the_openai_types(reference: ToolBrid
 
 
 def test_anthropic_definitions_match_the_anthropic_types(reference: ToolBridge) -> None:
+    from anthropic.types import ToolParam
     for definition in reference.anthropic_tools():
         check_typed(ToolParam, definition)
         assert ANTHROPIC_NAME.match(definition["name"]) and definition["input_schema"]["type"] == "object"
@@ -98,6 +99,7 @@ def test_anthropic_definitions_match_the_anthropic_types(reference: ToolBridge) 
 
 
 def test_gemini_declarations_match_the_genai_types(reference: ToolBridge) -> None:
+    from google.genai import types as genai
     tools = reference.gemini_tools()
     genai.Tool.model_validate(tools[0])  # extra fields are forbidden by google-genai's models
     declarations = tools[0]["functionDeclarations"]
@@ -114,6 +116,10 @@ def test_gemini_declarations_match_the_genai_types(reference: ToolBridge) -> Non
 
 
 def test_request_options_match_the_vendor_types(reference: ToolBridge) -> None:
+    from anthropic.types import ToolChoiceParam
+    from google.genai import types as genai
+    from openai.types.chat import ChatCompletionToolChoiceOptionParam
+    from openai.types.responses import ToolChoiceFunctionParam
     chat = reference.request_options("openai", strict=True, tool_choice="get_weather", parallel_tool_calls=False)
     check_typed(ChatCompletionToolChoiceOptionParam, chat["tool_choice"])
     assert chat["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
@@ -140,6 +146,10 @@ def test_request_options_match_the_vendor_types(reference: ToolBridge) -> None:
 
 
 def test_corpus_in_every_format() -> None:
+    from anthropic.types import ToolParam
+    from google.genai import types as genai
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
     bridge = corpus_bridge()
     for definition in bridge.openai_tools(strict=True):
         check_typed(ChatCompletionFunctionToolParam, definition)
@@ -175,7 +185,8 @@ def test_strict_export_names_the_tool_and_pointer_or_falls_back_per_tool() -> No
 
 
 def test_results_match_the_vendor_message_types() -> None:
-    from anthropic.types import ToolResultBlockParam
+    from anthropic.types import MessageParam, ToolResultBlockParam
+    from google.genai import types as genai
     from openai.types.chat import ChatCompletionToolMessageParam
     from openai.types.responses.response_input_item_param import FunctionCallOutput
 
@@ -207,6 +218,7 @@ def test_calls_are_read_from_vendor_sdk_objects_as_from_plain_json() -> None:
     import json
 
     from anthropic.types import Message
+    from google.genai import types as genai
     from openai.types.chat import ChatCompletion
     from openai.types.responses import Response
 

@@ -10,11 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from anthropic.types import ToolParam
-from google.genai import types as genai
-from openai.types.chat import ChatCompletionFunctionToolParam
-from openai.types.responses import FunctionToolParam
-
+# The vendors' packages (openai, anthropic, google-genai) are imported by the tests that use them: importing
+# them takes seconds, and every pytest process imports every test file.
 from tests.helpers.reference_servers import ROOT, STOCK
 from tests.helpers.strict_rules import strict_violations
 from tests.helpers.support import http_server
@@ -56,6 +53,8 @@ def printed(*args: str) -> Any:
 
 
 def test_openai_formats_over_stdio() -> None:
+    from openai.types.chat import ChatCompletionFunctionToolParam
+    from openai.types.responses import FunctionToolParam
     tools = printed("tools", STOCK_LINE)  # --format openai is the default
     assert [tool["function"]["name"] for tool in tools] == ["get_stock_price", "get_price_history",
                                                             "get_financial_statement", "compare_valuation",
@@ -72,6 +71,8 @@ def test_openai_formats_over_stdio() -> None:
 
 
 def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse() -> None:
+    from anthropic.types import ToolParam
+    from google.genai import types as genai
     with http_server(["-m", "servers.weather", "--provider", "sample"]) as base:
         anthropic = printed("tools", f"{base}/mcp", "--format", "anthropic")
         assert [tool["name"] for tool in anthropic] == ["get_weather", "get_forecast", "get_alerts", "search_location"]

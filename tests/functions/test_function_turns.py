@@ -13,12 +13,9 @@ from typing import Any
 
 import anyio
 import pytest
-from anthropic.types import Message, MessageParam
-from google.genai import types as genai
-from openai.types.chat import ChatCompletion, ChatCompletionToolMessageParam
-from openai.types.responses import Response
-from openai.types.responses.response_input_item_param import FunctionCallOutput
 
+# The vendors' packages (openai, anthropic, google-genai) are imported by the tests that use them: importing
+# them takes seconds, and every pytest process imports every test file.
 from mcp_kit import MCPError, MCPServer
 from mcp_kit.functions import ConfirmationRequest, ToolBridge
 from mcp_kit.testing import connect as connect_in_memory
@@ -26,8 +23,6 @@ from tests.helpers.reference_servers import ROOT, STOCK, servers
 from tests.helpers.vendor_types import check_typed
 
 FIXTURES = ROOT / "tests" / "fixtures" / "functions"
-RESPONSE_TYPES = {"openai_chat": ChatCompletion, "openai_responses": Response, "anthropic": Message,
-                  "gemini": genai.GenerateContentResponse}
 
 
 def recorded(name: str) -> dict[str, Any]:
@@ -49,15 +44,22 @@ async def bridge(sandbox: Path) -> AsyncIterator[ToolBridge]:
 
 
 def test_the_recorded_responses_are_valid_vendor_responses() -> None:
+    from anthropic.types import Message
+    from google.genai import types as genai
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+    response_types = {"openai_chat": ChatCompletion, "openai_responses": Response, "anthropic": Message,
+                      "gemini": genai.GenerateContentResponse}
     files = sorted(FIXTURES.glob("*.json"))
     assert len(files) >= 10
     for path in files:
-        kind = next(k for k in RESPONSE_TYPES if path.name.startswith(k))
-        RESPONSE_TYPES[kind].model_validate(recorded(path.name))
+        kind = next(k for k in response_types if path.name.startswith(k))
+        response_types[kind].model_validate(recorded(path.name))
 
 
 @pytest.mark.anyio
 async def test_openai_chat_turn_with_parallel_calls_on_three_servers(bridge: ToolBridge) -> None:
+    from openai.types.chat import ChatCompletionToolMessageParam
     response = recorded("openai_chat_parallel_calls.json")
     turn = await bridge.run_turn("openai", response)
     ids = [call["id"] for call in response["choices"][0]["message"]["tool_calls"]]
@@ -97,6 +99,7 @@ async def test_openai_chat_turn_with_bad_arguments_answers_each_call_with_an_err
 
 @pytest.mark.anyio
 async def test_openai_responses_turns(bridge: ToolBridge) -> None:
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
     turn = await bridge.run_turn("openai-responses", recorded("openai_responses_parallel_calls.json"))
     assert [item["call_id"] for item in turn.messages] == ["call_Lm3pQ7rS1tUv5wXy9zAb2CdE",
                                                            "call_Mn4qR8sT2uVw6xYz0aBc3DeF",
@@ -117,6 +120,7 @@ async def test_openai_responses_turns(bridge: ToolBridge) -> None:
 
 @pytest.mark.anyio
 async def test_anthropic_turns(bridge: ToolBridge) -> None:
+    from anthropic.types import MessageParam
     turn = await bridge.run_turn("anthropic", recorded("anthropic_parallel_calls.json"))
     (message,) = turn.messages
     check_typed(MessageParam, message)
@@ -141,6 +145,7 @@ async def test_anthropic_turns(bridge: ToolBridge) -> None:
 
 @pytest.mark.anyio
 async def test_gemini_turns(bridge: ToolBridge) -> None:
+    from google.genai import types as genai
     turn = await bridge.run_turn("gemini", recorded("gemini_parallel_calls.json"))
     (content,) = turn.messages
     genai.Content.model_validate(content)
