@@ -37,7 +37,8 @@ def primes_below(limit: int) -> dict[str, int]:
 def hold(gate: str) -> str:
     """Write `<gate>.started` (the worker's pid) and wait until `<gate>.release` exists (at most a minute)."""
     print(f"holding {gate}")  # a stray print in a worker process must not reach the protocol's stdout
-    Path(f"{gate}.started").write_text(str(os.getpid()))
+    Path(f"{gate}.started.tmp").write_text(str(os.getpid()))
+    os.replace(f"{gate}.started.tmp", f"{gate}.started")  # whole when it appears: the test reads it at once
     deadline = time.monotonic() + 60
     while not Path(f"{gate}.release").exists() and time.monotonic() < deadline:
         time.sleep(0.005)

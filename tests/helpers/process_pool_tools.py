@@ -55,14 +55,20 @@ def die() -> str:
     os._exit(3)
 
 
+def announce(marker: str) -> None:
+    """Write this process's pid to `marker`, whole when it appears (a test reads it as soon as it exists)."""
+    Path(f"{marker}.tmp").write_text(str(os.getpid()))
+    os.replace(f"{marker}.tmp", marker)
+
+
 def hold(gate: str) -> str:
     """Announce the start, wait (bounded) until the test releases `gate`, announce the end."""
     base = Path(gate)
-    Path(f"{base}.started").write_text(str(os.getpid()))
+    announce(f"{base}.started")
     deadline = time.monotonic() + HOLD_LIMIT_S
     while not Path(f"{base}.release").exists():
         if time.monotonic() > deadline:
             raise TimeoutError(f"{gate} was never released")
         time.sleep(0.005)
-    Path(f"{base}.finished").write_text(str(os.getpid()))
+    announce(f"{base}.finished")
     return f"released {base.name}"
