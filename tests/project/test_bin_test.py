@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.support import ROOT
 
 BASH = shutil.which("bash") or "/bin/bash"
@@ -37,3 +39,13 @@ def test_an_old_node_is_named_with_its_version(tmp_path: Path) -> None:
     done = preflight(tmp_path, {"node": old_node, "npm": "exit 0"})
     assert done.returncode == 2, done
     assert "Node.js 18 or newer (this is v16.20.0)" in done.stderr
+
+
+def test_the_files_run_first_exist_and_run_first(request: pytest.FixtureRequest) -> None:
+    """tests/conftest.py's LONGEST_FIRST names files that exist (a renamed one would silently lose its place)."""
+    from tests.conftest import LONGEST_FIRST
+
+    assert [path for path in LONGEST_FIRST if not (ROOT / path).is_file()] == []
+    collected = [item.nodeid.split("::", 1)[0] for item in request.session.items]
+    if set(LONGEST_FIRST) <= set(collected):  # a full run: they lead, in that order
+        assert list(dict.fromkeys(collected))[:len(LONGEST_FIRST)] == list(LONGEST_FIRST)
