@@ -174,92 +174,49 @@ record() {  # record LEG RC
 
 mkdir -p "$RESULTS"
 
-# ---------------------------- HTTP legs -------------------------------------
+# ---------------------------- the legs ------------------------------------
+# HTTP legs: the fixture over Streamable HTTP.
 http_legs=(http-0.1.16 http-0.2-2025-11-25)
 [[ "$WITH_2026" == 1 ]] && http_legs+=(http-0.2-2026-07-28)
 if [[ "$WITH_ALL" == 1 ]] || [[ " ${ONLY[*]-} " == *" http-0.2-all "* ]]; then http_legs+=(http-0.2-all); fi
-http_leg() {  # http_leg LEG: the leg against a fixture of its own
-  local legs=("$1")
-  server_log="$RESULTS/fixture-http-$1.log"
-  # shellcheck disable=SC2086
-  start_group "$server_log" $SERVER_CMD --transport http --host 127.0.0.1 --port 0
-  server_pid=$STARTED_PID
-  if port=$(port_from_log "$server_log" "$server_pid" "$SERVING") &&
-     wait_until_answers "http://127.0.0.1:$port/mcp" "$server_pid"; then
-    url="http://localhost:$port/mcp"
-    for leg in "${legs[@]}"; do
-      want_leg "$leg" || continue
-      case "$leg" in
-        http-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-http.yml" ;;
-        http-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2025-11-25 ;;
-        http-0.2-2026-07-28) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version 2026-07-28 ;;
-        http-0.2-all) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http-all.yml" ;;
-      esac
-      record "$leg" $?
-    done
-  else
-    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
-  fi
-  stop_group "$server_pid"
-}
-
-# ---------------------------- stdio legs ------------------------------------
-# The fixture speaks stdio; supergateway bridges it to Streamable HTTP (one child
-# process per session with --stateful). loopback-only.cjs keeps the bridge on 127.0.0.1.
+# stdio legs: the fixture speaks stdio; supergateway bridges it to Streamable HTTP (one child process per session
+# with --stateful). loopback-only.cjs keeps the bridge on 127.0.0.1.
 stdio_legs=(stdio-0.2-2025-11-25 stdio-0.1.16)
-stdio_leg() {  # stdio_leg LEG: the leg behind a bridge of its own
-  local legs=("$1")
-  bridge_log="$RESULTS/bridge-stdio-$1.log"
-  start_group "$bridge_log" env NODE_OPTIONS="--require $LOOPBACK_ONLY" LOOPBACK_ONLY_REPORT=1 \
-    "$NODE" "$BRIDGE" --stdio "$SERVER_CMD --transport stdio" \
-    --outputTransport streamableHttp --stateful --port 0 --logLevel info
-  bridge_pid=$STARTED_PID
-  if port=$(port_from_log "$bridge_log" "$bridge_pid" 'loopback-only: listening on 127\.0\.0\.1:[0-9]+') &&
-     wait_until_answers "http://127.0.0.1:$port/mcp" "$bridge_pid"; then
-    url="http://localhost:$port/mcp"
-    for leg in "${legs[@]}"; do
-      want_leg "$leg" || continue
-      case "$leg" in
-        stdio-0.2-2025-11-25) run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-stdio.yml" --spec-version 2025-11-25 ;;
-        stdio-0.1.16) run_suite "$leg" "$SUITE_OLD" "$url" "$HERE/expected-failures-stdio.yml" ;;
-      esac
-      record "$leg" $?
-    done
-  else
-    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
-  fi
-  stop_group "$bridge_pid"
-}
-
-# ---------------------------- proxy legs ------------------------------------
-# The fixture over stdio behind `mcp-kit proxy`, which serves it over Streamable HTTP in both eras: every
-# scenario passes through the proxy (one upstream session per downstream session), with no expected failures.
+# proxy legs: the fixture over stdio behind `mcp-kit proxy`, which serves it over Streamable HTTP in both eras:
+# every scenario passes through the proxy (one upstream session per downstream session), no expected failures.
 proxy_legs=(proxy-0.2-2025-11-25)
 [[ "$WITH_2026" == 1 ]] && proxy_legs+=(proxy-0.2-2026-07-28)
-proxy_leg() {  # proxy_leg LEG: the leg behind a proxy of its own
-  local legs=("$1")
-  proxy_log="$RESULTS/proxy-http-$1.log"
-  # shellcheck disable=SC2086
-  start_group "$proxy_log" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port 0 \
-    -- $SERVER_CMD --transport stdio
-  proxy_pid=$STARTED_PID
-  if port=$(port_from_log "$proxy_log" "$proxy_pid" "$SERVING") &&
-     wait_until_answers "http://127.0.0.1:$port/mcp" "$proxy_pid"; then
-    url="http://localhost:$port/mcp"
-    for leg in "${legs[@]}"; do
-      want_leg "$leg" || continue
-      run_suite "$leg" "$SUITE_NEW" "$url" "$HERE/expected-failures-http.yml" --spec-version "${leg#proxy-0.2-}"
-      record "$leg" $?
-    done
-  else
-    for leg in "${legs[@]}"; do want_leg "$leg" && record "$leg" 1; done
-  fi
-  stop_group "$proxy_pid"
-}
-
-# ---------------------------- client auth legs ------------------------------
+# client auth legs: the suite's client-side auth/* scenarios against the mcp-kit client (client-auth.sh).
 client_legs=(client-auth-2025-11-25 client-auth-2025-03-26)
 [[ "$WITH_2026" == 1 ]] && client_legs+=(client-auth-2026-07-28)
+
+suite_of() {  # suite_of LEG: SUITE_ARGS, run_suite's suite, expected failures and extra arguments for LEG
+  case "$1" in
+    http-0.1.16) SUITE_ARGS=("$SUITE_OLD" "$HERE/expected-failures-http.yml") ;;
+    http-0.2-2025-11-25|http-0.2-2026-07-28)
+      SUITE_ARGS=("$SUITE_NEW" "$HERE/expected-failures-http.yml" --spec-version "${1#http-0.2-}") ;;
+    http-0.2-all) SUITE_ARGS=("$SUITE_NEW" "$HERE/expected-failures-http-all.yml") ;;
+    stdio-0.2-2025-11-25) SUITE_ARGS=("$SUITE_NEW" "$HERE/expected-failures-stdio.yml" --spec-version 2025-11-25) ;;
+    stdio-0.1.16) SUITE_ARGS=("$SUITE_OLD" "$HERE/expected-failures-stdio.yml") ;;
+    proxy-0.2-*) SUITE_ARGS=("$SUITE_NEW" "$HERE/expected-failures-http.yml" --spec-version "${1#proxy-0.2-}") ;;
+  esac
+}
+
+server_leg() {  # server_leg LEG PORT_PATTERN SERVER_CMD...: LEG's suite against a server of its own on port 0
+  local leg=$1 pattern=$2 server_log="$RESULTS/server-$1.log" pid port rc=1
+  shift 2
+  start_group "$server_log" "$@"
+  pid=$STARTED_PID
+  if port=$(port_from_log "$server_log" "$pid" "$pattern") &&
+     wait_until_answers "http://127.0.0.1:$port/mcp" "$pid"; then
+    suite_of "$leg"
+    run_suite "$leg" "${SUITE_ARGS[0]}" "http://localhost:$port/mcp" "${SUITE_ARGS[@]:1}"
+    rc=$?
+  fi
+  record "$leg" $rc
+  stop_group "$pid"
+}
+
 client_auth_leg() {  # client_auth_leg LEG
   local leg=$1 rc
   log "leg $leg: conformance 0.2.0-alpha.12 client, auth/* scenarios, mcp-kit client (timeout ${LEG_TIMEOUT}s)"
@@ -267,6 +224,19 @@ client_auth_leg() {  # client_auth_leg LEG
   rc=$?
   log "leg $leg: exit $rc"
   record "$leg" $rc
+}
+
+run_leg() {  # run_leg LEG: with the server it needs
+  # shellcheck disable=SC2086
+  case "$1" in
+    http-*) server_leg "$1" "$SERVING" $SERVER_CMD --transport http --host 127.0.0.1 --port 0 ;;
+    stdio-*) server_leg "$1" 'loopback-only: listening on 127\.0\.0\.1:[0-9]+' \
+      env NODE_OPTIONS="--require $LOOPBACK_ONLY" LOOPBACK_ONLY_REPORT=1 "$NODE" "$BRIDGE" \
+      --stdio "$SERVER_CMD --transport stdio" --outputTransport streamableHttp --stateful --port 0 --logLevel info ;;
+    proxy-*) server_leg "$1" "$SERVING" "$PYTHON" -m mcp_kit proxy --transport http --host 127.0.0.1 --port 0 \
+      -- $SERVER_CMD --transport stdio ;;
+    client-auth-*) client_auth_leg "$1" ;;
+  esac
 }
 
 # ---------------------------- the legs, side by side ------------------------
@@ -279,9 +249,8 @@ client_auth_leg() {  # client_auth_leg LEG
 LEGS_STARTED=()
 LEG_PIDS=()
 LEGS_AT_ONCE="${CONFORMANCE_LEGS_AT_ONCE:-4}"
-run_beside() {  # run_beside NAME COMMAND...: once fewer than LEGS_AT_ONCE legs run
+run_beside() {  # run_beside LEG: run_leg in a subshell, once fewer than LEGS_AT_ONCE legs run
   local name=$1
-  shift
   while (( $(jobs -rp | wc -l) >= LEGS_AT_ONCE )); do wait -n; done
   rm -f "$RESULTS/$name.failed"
   (
@@ -289,7 +258,7 @@ run_beside() {  # run_beside NAME COMMAND...: once fewer than LEGS_AT_ONCE legs 
     FAILED_LEGS=()
     trap cleanup EXIT
     trap 'exit 130' INT TERM
-    "$@"
+    run_leg "$name"
     if [[ ${#FAILED_LEGS[@]} -gt 0 ]]; then printf '%s\n' "${FAILED_LEGS[@]}"; fi >"$RESULTS/$name.failed"
   ) >"$RESULTS/$name.log" 2>&1 &
   LEGS_STARTED+=("$name")
@@ -303,17 +272,8 @@ stop_legs() {  # what the legs started stops with them (their EXIT traps)
 }
 trap 'stop_legs; cleanup' EXIT
 
-for leg in "${stdio_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" stdio_leg "$leg"
-done
-for leg in "${client_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" client_auth_leg "$leg"
-done
-for leg in "${proxy_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" proxy_leg "$leg"
-done
-for leg in "${http_legs[@]}"; do
-  want_leg "$leg" && run_beside "$leg" http_leg "$leg"
+for leg in "${stdio_legs[@]}" "${client_legs[@]}" "${proxy_legs[@]}" "${http_legs[@]}"; do  # the longest first
+  want_leg "$leg" && run_beside "$leg"
 done
 for i in "${!LEG_PIDS[@]}"; do
   name=${LEGS_STARTED[$i]}
