@@ -1,8 +1,9 @@
 """bin/pytest-coverage on a run of its own: a green run says nothing about data files, a data file that is not
 the run's own is never combined, and one of the run's own that cannot be read is left out and named once, in one line.
 
-Each test copies the script into a directory laid out as the repository (the venv, pyproject.toml, the floor
-script) and runs it on a small test file there, so the run under test and any surrounding one share nothing.
+The module copies the script into a directory laid out as the repository (the venv, pyproject.toml, the floor
+script) and runs it once on a small test file there, so the run under test and any surrounding one share nothing;
+each test reads what that one run printed and left.
 """
 
 from __future__ import annotations
@@ -12,34 +13,40 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.support import ROOT
 
 BASH = shutil.which("bash") or "/bin/bash"
 
-GREEN = '''
-import subprocess, sys
+# One run of three tests: a subprocess measured as every server is; a process that saved its data in the work tree
+# while the run went on, as one left over from an earlier run (or started by another run in the same checkout) does
+# when it finally stops; and one of this run's own processes that died while saving, leaving a file coverage
+# cannot read beside the others.
+INNER = '''
+import os, subprocess, sys
+from pathlib import Path
 
 def test_a_subprocess_is_measured_too():
     subprocess.run([sys.executable, "-c", "import mcp_kit"], check=True)
-'''
-
-# A process that saved its data in the work tree while this run went on, as one left over from an earlier run
-# (or started by another run in the same checkout) does when it finally stops.
-FOREIGN = GREEN + '''
-from pathlib import Path
 
 def test_a_process_from_elsewhere_saves_in_the_work_tree():
     Path(".coverage.vm.pid1.leftover").write_text("not a data file")
-'''
-
-# One of this run's processes died while saving: its data file, beside the others, cannot be read.
-BROKEN = GREEN + '''
-import os
-from pathlib import Path
 
 def test_a_process_of_this_run_dies_while_saving():
     Path(os.environ["COVERAGE_FILE"]).with_name(".coverage.vm.pid2.broken").write_text("not a data file")
 '''
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The work tree of the one run, and all it printed."""
+    tree = tmp_path_factory.mktemp("coverage-run")
+    done = run_coverage(tree, INNER)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "3 passed" in output and "pytest and its subprocesses combined" in output
+    return tree, output
 
 
 def run_coverage(tmp_path: Path, test_file: str) -> subprocess.CompletedProcess[str]:
@@ -56,28 +63,19 @@ def run_coverage(tmp_path: Path, test_file: str) -> subprocess.CompletedProcess[
                           env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_a_green_run_with_subprocesses_says_nothing_about_data_files(tmp_path: Path) -> None:
-    done = run_coverage(tmp_path, GREEN)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-3000:]
-    assert "1 passed" in output and "pytest and its subprocesses combined" in output
+def test_a_run_says_nothing_about_the_data_files_it_combined(run: tuple[Path, str]) -> None:
+    tree, output = run
     assert "CoverageWarning" not in output and "errored" not in output and "Combined" not in output
-    assert (tmp_path / ".coverage").is_file() and (tmp_path / "coverage.json").is_file()  # for `coverage html`
-    assert sorted(path.name for path in tmp_path.glob(".coverage*")) == [".coverage"]
+    assert (tree / ".coverage").is_file() and (tree / "coverage.json").is_file()  # for `coverage html`
 
 
-def test_a_data_file_the_run_did_not_write_is_never_combined(tmp_path: Path) -> None:
-    done = run_coverage(tmp_path, FOREIGN)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-3000:]
-    assert "2 passed" in output
-    assert "leftover" not in output and "CoverageWarning" not in output and "errored" not in output
+def test_a_data_file_the_run_did_not_write_is_never_combined(run: tuple[Path, str]) -> None:
+    tree, output = run
+    assert "leftover" not in output
+    assert sorted(path.name for path in tree.glob(".coverage*")) == [".coverage", ".coverage.vm.pid1.leftover"]
 
 
-def test_an_unreadable_data_file_of_the_run_is_named_once(tmp_path: Path) -> None:
-    done = run_coverage(tmp_path, BROKEN)
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-3000:]
+def test_an_unreadable_data_file_of_the_run_is_named_once(run: tuple[Path, str]) -> None:
+    _, output = run
     assert output.count(".coverage.vm.pid2.broken") == 1, output[-3000:]  # one line saying it was left out
     assert "left out .coverage.vm.pid2.broken" in output
-    assert "errored" not in output and "CoverageWarning" not in output
