@@ -30,14 +30,27 @@ def recorded(name: str) -> dict[str, Any]:
     return data
 
 
+def with_notes(directory: Path) -> Path:
+    (directory / "notes.txt").write_text("first line\nsecond line\n", encoding="utf-8")
+    return directory
+
+
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Path:
-    (tmp_path / "notes.txt").write_text("first line\nsecond line\n", encoding="utf-8")
-    return tmp_path
+    return with_notes(tmp_path)
 
 
-@pytest.fixture
-async def bridge(sandbox: Path) -> AsyncIterator[ToolBridge]:
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that the bridge below is too."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def bridge(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ToolBridge]:
+    """One bridge to the three servers for the recorded turns, which only read (the tests that write, or stop a
+    server, connect bridges of their own)."""
+    sandbox = with_notes(tmp_path_factory.mktemp("turns"))
     with anyio.fail_after(90):
         async with ToolBridge.connect(servers(sandbox), cwd=str(ROOT)) as connected:
             yield connected
