@@ -23,6 +23,7 @@ from mcp_kit._protocol.jsonrpc import Request
 from mcp_kit.testing import connect
 from tests.helpers import process_pool_tools as tools
 from tests.helpers.live_http import until
+from tests.helpers.support import process_ended
 
 pytestmark = pytest.mark.anyio
 WAIT_S = 30.0  # a spawned worker imports mcp_kit first: generous on a busy machine
@@ -43,17 +44,6 @@ def process_app(limit: int | None = None) -> MCPServer:
 
 def text(result: dict[str, Any]) -> str:
     return str(result["content"][0]["text"])
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()  # a zombie has ended
-    except FileNotFoundError:  # reaped since the signal check
-        return False
 
 
 async def started(gate: Path) -> int:
@@ -113,7 +103,7 @@ async def test_a_worker_killed_while_idle_costs_at_most_one_call() -> None:
     async with connect(process_app(limit=1)) as client:
         worker = (await client.call_tool("crunch", {"n": 2}))["structuredContent"]["pid"]
         os.kill(worker, signal.SIGKILL)
-        await until(lambda: not pid_alive(worker), "the worker to be gone", WAIT_S)
+        await until(lambda: process_ended(worker), "the worker to be gone", WAIT_S)
         first = await client.call_tool("crunch", {"n": 3})  # the pool may not have noticed yet: this one may fail
         assert first["isError"] is False or "a worker process of the pool died" in text(first)
         second = await client.call_tool("crunch", {"n": 4})
@@ -154,7 +144,7 @@ async def test_a_cancelled_process_call_is_answered_at_once_and_its_process_runs
         await client.cancel("held")
         await until(lambda: client._dispatcher.in_flight == 0, "the cancelled call to end", WAIT_S)
         assert not Path(f"{gate}.finished").exists()  # the request is over while its process still computes
-        assert pid_alive(worker)
+        assert not process_ended(worker)
         async with anyio.create_task_group() as tg:
             answers: list[dict[str, Any]] = []
 
@@ -202,7 +192,7 @@ async def test_a_worker_dying_mid_call_fails_the_calls_running_beside_it_in_word
             assert text(outcome[name]).startswith(f"Tool '{name}' failed: ProcessPoolError: a worker process of the "
                                                   "pool died (killed, or it crashed the interpreter)")
             assert "the call may be tried again" in text(outcome[name])
-        await until(lambda: not pid_alive(bystander), "the broken pool's other worker to end", WAIT_S)
+        await until(lambda: process_ended(bystander), "the broken pool's other worker to end", WAIT_S)
         again = await client.call_tool("crunch", {"n": 5})
         assert again["isError"] is False and again["structuredContent"]["pid"] != bystander
     assert not Path(f"{gate}.finished").exists()
@@ -223,9 +213,9 @@ async def test_stopping_the_server_terminates_process_work_in_flight(tmp_path: P
         async with anyio.create_task_group() as tg:
             tg.start_soon(call)
             worker = await started(gate)
-            assert pid_alive(worker)
+            assert not process_ended(worker)
             tg.cancel_scope.cancel()
-    await until(lambda: not pid_alive(worker), "the worker process to end", WAIT_S)
+    await until(lambda: process_ended(worker), "the worker process to end", WAIT_S)
     assert not Path(f"{gate}.finished").exists()
     assert app.executors.processes.started is False
 
@@ -238,8 +228,8 @@ async def test_the_pool_starts_again_after_the_server_stopped_and_its_idle_worke
             result = await client.call_tool("crunch", {"n": n})
             assert result["structuredContent"]["total"] == sum(i * i for i in range(n))
             workers.append(result["structuredContent"]["pid"])
-            assert pid_alive(workers[-1])
-        await until(lambda: not pid_alive(workers[-1]), "the idle worker to end with its server", WAIT_S)
+            assert not process_ended(workers[-1])
+        await until(lambda: process_ended(workers[-1]), "the idle worker to end with its server", WAIT_S)
     assert workers[0] != workers[1]
 
 

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers.live_http import until
 from tests.helpers.stdio_process import ServerProcess
-from tests.helpers.support import ROOT, http_server
+from tests.helpers.support import ROOT, http_server, process_ended
 
 pytestmark = pytest.mark.anyio
 SERVER = ROOT / "tests" / "helpers" / "process_pool_server.py"
@@ -61,14 +61,6 @@ async def test_process_pool_tools_over_streamable_http_with_the_sdk_client() -> 
             await exercise(session)
 
 
-def alive(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status")
-    try:
-        return "State:\tZ" not in status.read_text()
-    except FileNotFoundError:
-        return False
-
-
 async def test_a_client_leaving_with_process_work_in_flight_stops_server_and_worker(tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     server = ServerProcess([sys.executable, str(SERVER)], tmp_path / "stderr.log", "loop")
@@ -78,10 +70,10 @@ async def test_a_client_leaving_with_process_work_in_flight_stops_server_and_wor
                      "params": {"name": "hold", "arguments": {"gate": str(gate)}}})
         await until(Path(f"{gate}.started").exists, "the held call to start", WAIT_S)
         worker = int(Path(f"{gate}.started").read_text())
-        assert alive(worker) and worker != server.proc.pid
+        assert not process_ended(worker) and worker != server.proc.pid
         server.close_stdin()
         assert await anyio.to_thread.run_sync(lambda: server.proc.wait(WAIT_S)) == 0
-        await until(lambda: not alive(worker), "the worker process to end", WAIT_S)
+        await until(lambda: process_ended(worker), "the worker process to end", WAIT_S)
         server.assert_stdout_is_only_json_lines()
         assert all(message.get("id") != 7 for message in server.backlog)  # never answered: the client had gone
         assert f"holding {gate}" in server.stderr_text()  # the worker's print went to stderr
@@ -100,10 +92,10 @@ async def test_worker_processes_end_when_their_server_is_killed(tmp_path: Path) 
                      "params": {"name": "hold", "arguments": {"gate": str(gate)}}})
         await until(Path(f"{gate}.started").exists, "the held call to start", WAIT_S)
         worker = int(Path(f"{gate}.started").read_text())
-        assert alive(worker)
+        assert not process_ended(worker)
         server.proc.kill()  # no shutdown at all: the pool is never told to stop
         server.proc.wait(WAIT_S)
-        await until(lambda: not alive(worker), "the orphaned worker process to end", WAIT_S)
+        await until(lambda: process_ended(worker), "the orphaned worker process to end", WAIT_S)
     finally:
         server.stop()
         Path(f"{gate}.release").touch()

@@ -33,6 +33,15 @@ def coverage_env() -> dict[str, str]:
     return {name: os.environ[name] for name in COVERAGE_VARIABLES if name in os.environ}
 
 
+def process_ended(pid: int) -> bool:
+    """Whether process `pid` has ended: gone, or a zombie its parent has not reaped yet (Linux: /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):  # reaped; reading an entry as it vanishes fails with ESRCH
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+
+
 def stop(process: subprocess.Popen[Any], *readers: ProcessLog | threading.Thread) -> None:
     """Terminate a process we started, by PID; kill it if it does not exit. Its pipes are closed, once
     `readers` (threads or logs reading its pipes) have read to the end."""

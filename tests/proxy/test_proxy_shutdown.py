@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.support import ROOT, stop
+from tests.helpers.support import ROOT, process_ended, stop
 from tests.proxy.npm_servers import MODULES, everything
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -26,14 +26,6 @@ def children(pid: int) -> set[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found |= {int(child) for child in (task / "children").read_text().split()}
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return status != "Z"
 
 
 @pytest.mark.skipif(not (MODULES / "server-everything").exists() or not Path("/proc/self/task").exists(),
@@ -62,9 +54,9 @@ def test_a_host_stopping_the_proxy_leaves_no_upstream_behind() -> None:
             except subprocess.TimeoutExpired:
                 continue
         assert proxy.returncode == 0  # it stopped within the first grace, on end of input
-        assert not [pid for pid in upstreams if alive(pid)]
+        assert not [pid for pid in upstreams if not process_ended(pid)]
     finally:
         stop(proxy)
         for pid in upstreams:
-            if alive(pid):
+            if not process_ended(pid):
                 os.kill(pid, 9)  # left behind: stopped here, by the PID the test found

@@ -24,7 +24,7 @@ import pytest
 
 from mcp_kit._serving import prefork as workers
 from mcp_kit._serving.prefork import RestartPacing
-from tests.helpers.support import ROOT, ProcessLog
+from tests.helpers.support import ROOT, ProcessLog, process_ended
 
 SERVING_SCRIPT = """
 import logging, os, signal, socket, sys
@@ -68,18 +68,6 @@ print("all workers ended", flush=True)
 """
 
 
-def gone(pid: int) -> bool:
-    """Whether `pid` has ended (a zombie nobody reaped yet has ended too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-
-
 def refused(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=10).close()
@@ -100,7 +88,7 @@ def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
 
 def kill_all(*pids: int) -> None:
     for pid in pids:
-        if not gone(pid):
+        if not process_ended(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -120,7 +108,8 @@ def test_the_workers_exit_when_their_supervisor_is_killed(tmp_path: Path) -> Non
 
         os.kill(supervisor.pid, signal.SIGKILL)
         supervisor.wait(timeout=10)
-        assert wait_until(lambda: all(gone(pid) for pid in worker_pids), 20), "the workers outlived their supervisor"
+        ended = wait_until(lambda: all(process_ended(pid) for pid in worker_pids), 20)
+        assert ended, "the workers outlived their supervisor"
         # a leader shows as a zombie while its other threads still finish: the port closes once all have
         assert wait_until(lambda: refused(port), 10), "the port still accepts connections"
         log = supervisor.stderr.read()  # type: ignore[union-attr]  # at end of file: every holder has exited
