@@ -106,14 +106,15 @@ async def test_an_upstream_ignoring_its_input_and_sigterm_is_stopped_within_a_ho
     import os
     import time
 
-    from tests.proxy.test_proxy_shutdown import HOST_GRACE, alive
+    from tests.helpers.support import process_ended
+    from tests.proxy.test_proxy_shutdown import HOST_GRACE
 
     async with connect(proxy([*ROGUE, "stubborn"], connect_timeout=5.0), stateless=True) as client:
         pid = int(await echo(client, "pid"))
-        assert alive(pid)
+        assert not process_ended(pid)
         began = time.monotonic()
     took = time.monotonic() - began
-    assert not alive(pid)
+    assert process_ended(pid)
     assert took < HOST_GRACE, f"the proxy took {took:.2f} s to stop an upstream that ignores stdin EOF and SIGTERM"
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
