@@ -311,3 +311,34 @@ def test_the_mcp_kit_command_authorizes_headlessly(protected: Protected, tmp_pat
         [*command[:4], protected.mcp, "add", "--no-oauth"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert refused.returncode == 4 and "401" in refused.stderr
+
+
+async def test_a_refused_registration_leaves_the_loopback_redirect_listening_nowhere() -> None:
+    """The loopback redirect listens before registering (its port is in the redirect URI). A server that refuses
+    everything refuses the registration too: the flow fails in words, and the port is closed again (it stayed open,
+    a socket for each failed sign-in, until the process ended)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def refuse(request: Request) -> Response:
+        return Response(status_code=401, headers={"WWW-Authenticate": 'Bearer realm="mcp"'})
+
+    app = Starlette(routes=[Route("/healthz", healthz),
+                            Route("/{path:path}", refuse, methods=["GET", "POST", "DELETE"])])
+    sock, _ = bound_socket()
+    redirect = LoopbackRedirect(open_browser=False, announce=lambda text: None)
+    with serve(app, sock) as base:
+        auth = OAuth(f"{base}/mcp", OAuthClientConfig(redirect=redirect))
+        with pytest.raises(Exception) as caught:
+            async with connect(f"{base}/mcp", auth=auth):
+                pass
+        await auth.aclose()
+    assert "client registration at" in str(caught.value) and "HTTP 401" in str(caught.value)
+    assert redirect.port != 0  # it listened
+    with pytest.raises(OSError):  # and listens no more
+        await anyio.connect_tcp("127.0.0.1", redirect.port)

@@ -144,20 +144,26 @@ class OAuthFlow:
             raise OAuthError(f"the server at {self.server_url} still refuses after authorizing {wanted}"
                              f"{' (insufficient_scope)' if step_up else ''}; giving up")
         redirect = self.config.redirect
-        prepare = getattr(redirect, "prepare", None)
+        prepare = getattr(redirect, "prepare", None)  # a loopback redirect listens first: its port is in the URI
         if prepare is not None:
             await prepare()
-        client = await self._client(server, redirect.redirect_uri)
-        pkce = PKCE()
-        params = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect.redirect_uri,
-                  "state": pkce.state, "code_challenge": pkce.challenge, "code_challenge_method": "S256",
-                  "resource": server.resource}
-        if scopes:
-            params["scope"] = " ".join(scopes)
-        endpoint = str(server.metadata["authorization_endpoint"])
-        self.authorizations += 1
-        logger.info("authorizing at %s for %s (scope: %s)", server.issuer, server.resource, params.get("scope", "-"))
-        callback = await redirect.authorize(endpoint + ("&" if "?" in endpoint else "?") + urlencode(params))
+        try:
+            client = await self._client(server, redirect.redirect_uri)
+            pkce = PKCE()
+            params = {"response_type": "code", "client_id": client["client_id"],
+                      "redirect_uri": redirect.redirect_uri, "state": pkce.state, "code_challenge": pkce.challenge,
+                      "code_challenge_method": "S256", "resource": server.resource}
+            if scopes:
+                params["scope"] = " ".join(scopes)
+            endpoint = str(server.metadata["authorization_endpoint"])
+            self.authorizations += 1
+            logger.info("authorizing at %s for %s (scope: %s)", server.issuer, server.resource,
+                        params.get("scope", "-"))
+            callback = await redirect.authorize(endpoint + ("&" if "?" in endpoint else "?") + urlencode(params))
+        finally:  # however the flow ended (a refused registration, too), nothing stays listening
+            release = getattr(redirect, "release", None)
+            if release is not None:
+                await release()
         code = self._code_from(callback, server, pkce)
         tokens = await self._token_request(server, client, {
             "grant_type": "authorization_code", "code": code, "redirect_uri": redirect.redirect_uri,

@@ -121,8 +121,13 @@ class LoopbackRedirect:
         except TimeoutError:
             raise OAuthError(f"no authorization arrived within {self.timeout:g} s") from None
         finally:
-            await self._listener.aclose()
-            self._listener = None
+            await self.release()
+
+    async def release(self) -> None:
+        """Stop listening (`prepare` listens again); nothing happens when not listening."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.aclose()
 
 
 async def _read_request_target(connection: anyio.abc.SocketStream) -> str | None:
