@@ -1,4 +1,8 @@
-"""The `mcp-kit` command: run, list, call, read, prompt (stdio, Streamable HTTP, legacy SSE), config."""
+"""The `mcp-kit` command: run, list, call, read, prompt (stdio, Streamable HTTP, legacy SSE), config.
+
+Most tests run the command in this process (`cli`); those that test the process itself (its logging set-up, the
+console script, an environment of its own) start it as a user would (`mcp_kit`).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -26,11 +30,26 @@ from tests.helpers.support import ROOT, coverage_env, http_server, refused_port
 MCP_KIT = [sys.executable, "-m", "mcp_kit"]
 
 
-def mcp_kit(*args: str, timeout: float = 90, cwd: Path = ROOT, env: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def mcp_kit(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the command line as a user would; returns the finished process (stdout, stderr, returncode)."""
-    return subprocess.run([*MCP_KIT, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run([*MCP_KIT, *args], capture_output=True, text=True, timeout=90, cwd=ROOT)
+
+
+class Cli(Protocol):
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]: ...
+
+
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str]) -> Cli:
+    """The command line run in this process: what `main` returns, and what reached file descriptors 1 and 2 (its own
+    output and that of every server it starts), as a finished process would give them. A process of its own costs
+    a second interpreter per call; `mcp_kit` above runs one where the process itself is what is tested."""
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capfd.readouterr()
+        code = main(list(args))
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(["mcp-kit", *args], code, out, err)
+    return run
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +70,8 @@ def test_list_stock_over_stdio() -> None:
     assert "stock://quote/{ticker}" in done.stdout and "compare-valuation(tickers)" in done.stdout
 
 
-def test_list_json() -> None:
-    done = mcp_kit("list", STOCK, "--json")
+def test_list_json(cli: Cli) -> None:
+    done = cli("list", STOCK, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["server"]["serverInfo"]["name"] == "stock"
@@ -60,57 +79,57 @@ def test_list_json() -> None:
     assert data["resourceTemplates"][0]["uriTemplate"] == "stock://quote/{ticker}"
 
 
-def test_call_with_pairs_parses_json_values() -> None:
-    done = mcp_kit("call", STOCK, "compare_valuation", 'tickers=["AAPL", "MSFT"]')
+def test_call_with_pairs_parses_json_values(cli: Cli) -> None:
+    done = cli("call", STOCK, "compare_valuation", 'tickers=["AAPL", "MSFT"]')
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)  # the stock server's text content is its JSON result
     assert [row["ticker"] for row in result["results"]] == ["AAPL", "MSFT"]
 
 
-def test_call_with_json_object_prints_json() -> None:
-    done = mcp_kit("call", STOCK, "get_stock_price", "--json", '{"ticker": "msft"}')
+def test_call_with_json_object_prints_json(cli: Cli) -> None:
+    done = cli("call", STOCK, "get_stock_price", "--json", '{"ticker": "msft"}')
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["isError"] is False and result["structuredContent"]["ticker"] == "MSFT"
 
 
-def test_tool_error_exits_1_with_the_message() -> None:
-    done = mcp_kit("call", STOCK, "get_stock_price", "ticker=AAPLE")
+def test_tool_error_exits_1_with_the_message(cli: Cli) -> None:
+    done = cli("call", STOCK, "get_stock_price", "ticker=AAPLE")
     assert done.returncode == 1
     assert "error: No ticker 'AAPLE'. Did you mean AAPL (Apple Inc.)?" in done.stderr
-    as_json = mcp_kit("call", STOCK, "get_stock_price", "ticker=AAPLE", "--json")
+    as_json = cli("call", STOCK, "get_stock_price", "ticker=AAPLE", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout)["isError"] is True
 
 
-def test_protocol_error_exits_3() -> None:
-    done = mcp_kit("call", STOCK, "no_such_tool")
+def test_protocol_error_exits_3(cli: Cli) -> None:
+    done = cli("call", STOCK, "no_such_tool")
     assert done.returncode == 3
     assert "Unknown tool 'no_such_tool'" in done.stderr and "JSON-RPC error -32602" in done.stderr
 
 
-def test_read_resource() -> None:
-    done = mcp_kit("read", STOCK, "stock://quote/AAPL")
+def test_read_resource(cli: Cli) -> None:
+    done = cli("read", STOCK, "stock://quote/AAPL")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ticker"] == "AAPL"
-    missing = mcp_kit("read", STOCK, "stock://quote/NOPEX")
+    missing = cli("read", STOCK, "stock://quote/NOPEX")
     assert missing.returncode == 3 and "NOPEX" in missing.stderr
 
 
-def test_prompt_with_arguments() -> None:
-    done = mcp_kit("prompt", STOCK, "analyze-stock", "ticker=NVDA")
+def test_prompt_with_arguments(cli: Cli) -> None:
+    done = cli("prompt", STOCK, "analyze-stock", "ticker=NVDA")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# ")
     assert "[user]" in done.stdout and "Give a concise analysis of NVDA" in done.stdout
 
 
-def test_bad_pair_is_a_usage_error_before_any_server_starts() -> None:
-    done = mcp_kit("call", "no-such-command-xyz", "tool", "novalue")
+def test_bad_pair_is_a_usage_error_before_any_server_starts(cli: Cli) -> None:
+    done = cli("call", "no-such-command-xyz", "tool", "novalue")
     assert done.returncode == 2
     assert "expected key=value, got 'novalue'" in done.stderr
 
 
-def test_progress_bar_and_log_messages_go_to_stderr(tmp_path: Path) -> None:
-    done = mcp_kit("call", script(tmp_path, "sdk_server.py", SDK_SERVER), "count", "n=2")
+def test_progress_bar_and_log_messages_go_to_stderr(cli: Cli, tmp_path: Path) -> None:
+    done = cli("call", script(tmp_path, "sdk_server.py", SDK_SERVER), "count", "n=2")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "counted to 2"
     assert "[###############...............]  50% step 1" in done.stderr
@@ -121,67 +140,67 @@ def test_progress_bar_and_log_messages_go_to_stderr(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- a server that is not ours
 
 
-def test_list_call_read_prompt_against_the_official_sdk_server(tmp_path: Path) -> None:
+def test_list_call_read_prompt_against_the_official_sdk_server(cli: Cli, tmp_path: Path) -> None:
     server = script(tmp_path, "sdk_server.py", SDK_SERVER)
-    listed = mcp_kit("list", server)
+    listed = cli("list", server)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.startswith("sdk-greeter 9.9")
     assert "greet(name)\n      Say hello to someone." in listed.stdout
     assert "note://hello" in listed.stdout and "ask(topic)" in listed.stdout
-    called = mcp_kit("call", server, "greet", "name=Ada")
+    called = cli("call", server, "greet", "name=Ada")
     assert (called.returncode, called.stdout.strip()) == (0, "Hello, Ada!")
-    read = mcp_kit("read", server, "note://hello")
+    read = cli("read", server, "note://hello")
     assert read.stdout.strip() == "hello from the SDK"
-    prompt = mcp_kit("prompt", server, "ask", "topic=owls")
+    prompt = cli("prompt", server, "ask", "topic=owls")
     assert "Tell me about owls" in prompt.stdout
 
 
 # ---------------------------------------------------------------------------- HTTP targets
 
 
-def test_list_call_read_prompt_over_streamable_http(weather_url: str) -> None:
+def test_list_call_read_prompt_over_streamable_http(cli: Cli, weather_url: str) -> None:
     url = f"{weather_url}/mcp"
-    listed = mcp_kit("list", url)
+    listed = cli("list", url)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.startswith("weather 1.0.0") and "get_weather(city, [unit])" in listed.stdout
-    called = mcp_kit("call", url, "get_weather", "city=Tokyo", "--json")
+    called = cli("call", url, "get_weather", "city=Tokyo", "--json")
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["structuredContent"]["location"]["name"] == "Tokyo"
-    read = mcp_kit("read", url, "weather://current/Paris")
+    read = cli("read", url, "weather://current/Paris")
     assert read.returncode == 0 and json.loads(read.stdout)["location"]["name"] == "Paris"
-    prompt = mcp_kit(
+    prompt = cli(
         "prompt", url, "plan-vacation", "--json", "--args", '{"destination": "Lisbon", "duration": "5 days"}'
     )
     assert prompt.returncode == 0, prompt.stderr
     assert "vacation in Lisbon for 5 days" in json.loads(prompt.stdout)["messages"][0]["content"]["text"]
-    incomplete = mcp_kit("prompt", url, "plan-vacation", "destination=Lisbon")  # the server answers -32602: exit 3
+    incomplete = cli("prompt", url, "plan-vacation", "destination=Lisbon")  # the server answers -32602: exit 3
     assert incomplete.returncode == 3, incomplete.stderr
     assert "missing required argument(s): duration (JSON-RPC error -32602)" in incomplete.stderr
-    failed = mcp_kit("call", url, "get_weather", "city=Nowhereville")
+    failed = cli("call", url, "get_weather", "city=Nowhereville")
     assert failed.returncode == 1 and "No place 'Nowhereville'" in failed.stderr
 
 
-def test_list_and_call_over_legacy_sse(weather_url: str) -> None:
+def test_list_and_call_over_legacy_sse(cli: Cli, weather_url: str) -> None:
     url = f"{weather_url}/sse"
-    listed = mcp_kit("list", url)
+    listed = cli("list", url)
     assert listed.returncode == 0, listed.stderr
     assert "search_location" in listed.stdout
-    called = mcp_kit("call", url, "get_weather", "city=Oslo", "unit=fahrenheit", "--json")
+    called = cli("call", url, "get_weather", "city=Oslo", "unit=fahrenheit", "--json")
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["structuredContent"]["units"]["temperature"] == "°F"
 
 
-def test_unreachable_url_exits_4() -> None:
+def test_unreachable_url_exits_4(cli: Cli) -> None:
     with refused_port() as port:
-        done = mcp_kit("list", f"http://127.0.0.1:{port}/mcp", "--timeout", "5")
+        done = cli("list", f"http://127.0.0.1:{port}/mcp", "--timeout", "5")
     assert done.returncode == 4 and "cannot reach the server" in done.stderr
 
 
-def test_auth_token_is_sent(tmp_path: Path) -> None:
+def test_auth_token_is_sent(cli: Cli, tmp_path: Path) -> None:
     with http_server(["-m", "servers.weather", "--provider", "sample", "--auth-token", "s3cret"]) as base:
-        refused = mcp_kit("list", f"{base}/mcp")
+        refused = cli("list", f"{base}/mcp")
         assert refused.returncode == 4 and "HTTP 401" in refused.stderr
-        allowed = mcp_kit("list", f"{base}/mcp", "--auth-token", "s3cret")
+        allowed = cli("list", f"{base}/mcp", "--auth-token", "s3cret")
         assert allowed.returncode == 0, allowed.stderr
 
 
@@ -197,14 +216,14 @@ def test_server_printing_to_stdout_is_named(tmp_path: Path) -> None:
     assert "printed non-JSON text to stdout" in fatal.stderr and "Server ready on stdio!" in fatal.stderr
 
 
-def test_missing_command_exits_4() -> None:
-    done = mcp_kit("list", "definitely-not-installed-mcp-server --stdio")
+def test_missing_command_exits_4(cli: Cli) -> None:
+    done = cli("list", "definitely-not-installed-mcp-server --stdio")
     assert done.returncode == 4
     assert "command not found: 'definitely-not-installed-mcp-server'" in done.stderr
 
 
-def test_server_exiting_during_initialize_shows_stderr_tail(tmp_path: Path) -> None:
-    done = mcp_kit("list", script(tmp_path, "dies.py", DIES_AT_INITIALIZE))
+def test_server_exiting_during_initialize_shows_stderr_tail(cli: Cli, tmp_path: Path) -> None:
+    done = cli("list", script(tmp_path, "dies.py", DIES_AT_INITIALIZE))
     assert done.returncode == 4
     assert "exited with status 3" in done.stderr
     assert "fatal: FOO_API_KEY is not set" in done.stderr
@@ -228,29 +247,29 @@ def build_server() -> MCPServer:
 '''
 
 
-def test_run_a_file_with_a_factory_over_stdio(tmp_path: Path) -> None:
+def test_run_a_file_with_a_factory_over_stdio(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "myserver.py").write_text(APP_FILE, encoding="utf-8")
     target = shlex.join([*MCP_KIT, "run", str(tmp_path / "myserver.py")])
-    done = mcp_kit("call", target, "double", "x=21", "--json")
+    done = cli("call", target, "double", "x=21", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["content"] == [{"type": "text", "text": "42"}]
 
 
-def test_run_a_module_attribute_over_http(tmp_path: Path) -> None:
+def test_run_a_module_attribute_over_http(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "myserver.py").write_text(APP_FILE + "\nserver_app = build_server()\n", encoding="utf-8")
     with http_server(["-m", "mcp_kit", "run", "myserver:server_app"], cwd=tmp_path,
                      env={"PYTHONPATH": str(ROOT)}) as base:
-        done = mcp_kit("list", f"{base}/mcp", "--timeout", "5")
+        done = cli("list", f"{base}/mcp", "--timeout", "5")
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("factory-made 2.0")
 
 
-def test_run_explains_what_it_looked_for() -> None:
-    done = mcp_kit("run", "servers.stock")
+def test_run_explains_what_it_looked_for(cli: Cli) -> None:
+    done = cli("run", "servers.stock")
     assert done.returncode == 2
     assert "no MCPServer found in servers.stock" in done.stderr
     assert "python -m servers.stock --help" in done.stderr
-    missing = mcp_kit("run", "no_such_module_xyz")
+    missing = cli("run", "no_such_module_xyz")
     assert missing.returncode == 2 and "no module named 'no_such_module_xyz'" in missing.stderr
 
 
