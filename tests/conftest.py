@@ -27,7 +27,6 @@ def pytest_configure(config: pytest.Config) -> None:
 # left running alone at the end. Every other file, and the order within each file, stays as collected.
 LONGEST_FIRST = (
     "tests/cli/test_main.py",
-    "tests/project/test_coverage_run.py",
     "tests/proxy/test_proxy_ts_sdk.py",
     "tests/interop/test_sdk_matrix.py",
     "tests/project/test_readme.py",
@@ -35,7 +34,7 @@ LONGEST_FIRST = (
     "tests/auth/test_facade_sdk_scaleout.py",
     "tests/functions/test_function_turns.py",
     "tests/servers/filesystem/test_filesystem_adversarial.py",
-    "tests/integration/test_scaleout.py",
+    "tests/functions/test_schema_conversion_properties.py",
 )
 
 
