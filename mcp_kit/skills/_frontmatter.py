@@ -3,7 +3,7 @@
 SEP-2640 sends the frontmatter to clients "verbatim as a JSON object" and requires it to be
 identical in content to what a client parses from the file itself. Clients parse YAML 1.2 (the
 core schema), while PyYAML implements YAML 1.1, where `yes` is a boolean and `2024-01-01` a date.
-So the loader here is PyYAML's *safe* loader (no Python objects, ever) with the implicit types of
+So the loader (`_yaml_core`) is PyYAML's *safe* loader (no Python objects, ever) with the implicit types of
 the YAML 1.2 core schema instead of 1.1's: only `true`/`false` are booleans, dates stay strings,
 `0o17` is octal and `012` is twelve. On top of that it refuses what has no faithful JSON form
 (anchors and aliases, duplicate keys, non-string keys, binary, sets, infinities), so the JSON we
@@ -18,8 +18,6 @@ import math
 import re
 from typing import Any
 
-import yaml
-
 from ._errors import FrontmatterError
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
@@ -33,88 +31,6 @@ RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 # (the Agent Skills naming rule, as the conformance suite checks it).
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(?P<yaml>.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
-
-
-class _TooDeep(yaml.composer.ComposerError):
-    """The document nests deeper than MAX_DEPTH (where: `mark`)."""
-
-    def __init__(self, mark: Any) -> None:
-        super().__init__(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
-        self.mark = mark
-
-
-class _CoreSchemaLoader(yaml.SafeLoader):
-    """PyYAML's safe loader resolving plain scalars by the YAML 1.2 core schema, refusing aliases.
-
-    PyYAML composes (and constructs) nested collections by recursion, so the nesting is bounded
-    here, as each node is composed: a document nested thousands of levels deep is refused with a
-    message instead of exhausting the interpreter's stack (a RecursionError).
-    """
-
-    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
-    _depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "anchors and aliases are not allowed in SKILL.md frontmatter", event.start_mark)
-        if self._depth > MAX_DEPTH:
-            raise _TooDeep(self.peek_event().start_mark)
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        if not isinstance(node, yaml.MappingNode):
-            raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
-        mapping: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if not isinstance(key, str):
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"keys must be strings, found {key!r}", key_node.start_mark)
-            if key in mapping:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
-
-
-def _construct_int(loader: _CoreSchemaLoader, node: Any) -> int:
-    text = str(loader.construct_scalar(node))
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text)
-
-
-def _construct_float(loader: _CoreSchemaLoader, node: Any) -> float:
-    text = str(loader.construct_scalar(node)).lower()
-    if text.lstrip("+-") in (".inf", ".nan"):
-        raise yaml.constructor.ConstructorError(
-            None, None, f"{text} has no JSON form; quote it to keep it as text", node.start_mark)
-    return float(text)
-
-
-_CoreSchemaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
-_CoreSchemaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-_CoreSchemaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
-_CoreSchemaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+.0123456789"),
-)
-_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
 def split_frontmatter(text: str) -> tuple[str, str]:
@@ -133,13 +49,15 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         raise FrontmatterError(f"the frontmatter is {len(yaml_text)} characters; at most {MAX_FRONTMATTER_CHARS} "
                                "are accepted (move long content into the Markdown body)")
+    from . import _yaml_core  # PyYAML loads with the first frontmatter parsed
+
     try:
-        document = yaml.load(yaml_text, Loader=_CoreSchemaLoader)  # noqa: S506 - a SafeLoader subclass
-    except _TooDeep as exc:
+        document = _yaml_core.load(yaml_text, MAX_DEPTH)
+    except _yaml_core.TooDeep as exc:
         raise FrontmatterError(f"the frontmatter is nested more than {MAX_DEPTH} levels deep (at its line "
                                f"{exc.mark.line + 1}); flatten it") from None
-    except yaml.YAMLError as exc:
-        raise FrontmatterError(f"the frontmatter is not valid YAML: {_one_line(exc)}") from None
+    except _yaml_core.yaml.YAMLError as exc:
+        raise FrontmatterError(f"the frontmatter is not valid YAML: {_yaml_core.one_line(exc)}") from None
     if not isinstance(document, dict):
         raise FrontmatterError("the frontmatter must be a YAML mapping (key: value lines), "
                                f"not {type(document).__name__ if document is not None else 'empty'}")
@@ -204,6 +122,3 @@ def _check_json_ready(value: Any, where: str, depth: int) -> None:
         raise FrontmatterError(f"{where} is a YAML {type(value).__name__}, which has no JSON form; "
                                "use a plain string, number, boolean, list or mapping")
 
-
-def _one_line(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())

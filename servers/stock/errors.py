@@ -4,7 +4,10 @@ can act on."""
 
 from __future__ import annotations
 
-from servers._shared.fetch import FetchFailure
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # httpx, which fetch imports, loads only with the live provider
+    from servers._shared.fetch import FetchFailure
 
 
 class ProviderError(Exception):

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import os
 from datetime import date
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from servers.stock.live_provider import LiveProvider
 from servers.stock.models import (
     Company,
     EarningsFigure,
@@ -23,6 +22,9 @@ from servers.stock.models import (
     StatementType,
 )
 from servers.stock.sample_provider import SampleProvider
+
+if TYPE_CHECKING:
+    from servers.stock.live_provider import LiveProvider
 
 __all__ = ["StockProvider", "SampleProvider", "LiveProvider", "make_provider"]
 
@@ -63,5 +65,15 @@ def make_provider(kind: str) -> StockProvider:
     if kind == "sample":  # STOCK_SAMPLE_LATENCY: seconds per lookup, to demonstrate long-running tools
         return SampleProvider(latency=float(os.environ.get("STOCK_SAMPLE_LATENCY") or 0))
     if kind == "live":
+        from servers.stock.live_provider import LiveProvider
+
         return LiveProvider()
     raise ValueError(f"unknown provider {kind!r}; expected 'live' or 'sample'")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LiveProvider":  # imported when first asked for: it brings httpx, which the sample provider never needs
+        from servers.stock.live_provider import LiveProvider
+
+        return LiveProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

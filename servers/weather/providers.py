@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .live_provider import LiveProvider
 from .models import Alert, CurrentWeather, Forecast, Place, Resolution, Unit
 from .sample_provider import SampleProvider
+
+if TYPE_CHECKING:
+    from .live_provider import LiveProvider
 
 __all__ = ["WeatherProvider", "SampleProvider", "LiveProvider", "make_provider"]
 
@@ -39,5 +41,15 @@ def make_provider(name: str) -> WeatherProvider:
     if name == "sample":
         return SampleProvider()
     if name == "live":
+        from .live_provider import LiveProvider
+
         return LiveProvider()
     raise ValueError(f"unknown provider {name!r}; expected 'live' or 'sample'")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LiveProvider":  # imported when first asked for: it brings httpx, which the sample provider never needs
+        from .live_provider import LiveProvider
+
+        return LiveProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
