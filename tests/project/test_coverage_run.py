@@ -15,20 +15,29 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import coverage_hook
 from tests.helpers.support import ROOT
 
 BASH = shutil.which("bash") or "/bin/bash"
 
-# One run of three tests: a subprocess measured as every server is; a process that saved its data in the work tree
-# while the run went on, as one left over from an earlier run (or started by another run in the same checkout) does
-# when it finally stops; and one of this run's own processes that died while saving, leaving a file coverage
-# cannot read beside the others.
+# One run of four tests: a subprocess measured as every server is; a peer (tests/helpers/coverage_hook.py) left
+# unmeasured; a process that saved its data in the work tree while the run went on, as one left over from an earlier
+# run (or started by another run in the same checkout) does when it finally stops; and one of this run's own
+# processes that died while saving, leaving a file coverage cannot read beside the others.
 INNER = '''
 import os, subprocess, sys
 from pathlib import Path
 
 def test_a_subprocess_is_measured_too():
     subprocess.run([sys.executable, "-c", "import mcp_kit"], check=True)
+
+def test_a_peer_starts_without_coverage_and_any_other_process_with_it():
+    def measured(code):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return done.stdout.strip(), done.stderr
+    probe = "import os, sys; print('coverage' in sys.modules, 'COVERAGE_PROCESS_START' in os.environ)"
+    assert measured("'tests.helpers.kit_upstream'; " + probe) == ("False False", "")
+    assert measured(probe) == ("True True", "")
 
 def test_a_process_from_elsewhere_saves_in_the_work_tree():
     Path(".coverage.vm.pid1.leftover").write_text("not a data file")
@@ -45,7 +54,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     done = run_coverage(tree, INNER)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
-    assert "3 passed" in output and "pytest and its subprocesses combined" in output
+    assert "4 passed" in output and "pytest and its subprocesses combined" in output
     return tree, output
 
 
@@ -55,7 +64,8 @@ def run_coverage(tmp_path: Path, test_file: str) -> subprocess.CompletedProcess[
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     (tmp_path / ".venv").symlink_to(ROOT / ".venv")
     (tmp_path / "tests" / "helpers").mkdir(parents=True)
-    (tmp_path / "tests" / "helpers" / "coverage_floor.py").symlink_to(ROOT / "tests" / "helpers" / "coverage_floor.py")
+    for helper in ("coverage_floor.py", "coverage_hook.py"):
+        (tmp_path / "tests" / "helpers" / helper).symlink_to(ROOT / "tests" / "helpers" / helper)
     (tmp_path / "tests" / "test_inner.py").write_text(test_file, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith(("COVERAGE_", "PYTEST_"))}
     env["PYTHONPATH"] = str(ROOT)
@@ -79,3 +89,17 @@ def test_an_unreadable_data_file_of_the_run_is_named_once(run: tuple[Path, str])
     _, output = run
     assert output.count(".coverage.vm.pid2.broken") == 1, output[-3000:]  # one line saying it was left out
     assert "left out .coverage.vm.pid2.broken" in output
+
+
+@pytest.mark.parametrize(("argv", "peer"), [
+    (["python", "-m", "tests.helpers.kit_upstream"], True),
+    (["python", "-X", "importtime", "-u", "-m", "tests.helpers.rogue_upstream", "pages"], True),
+    (["python", "-c", "import runpy; runpy.run_module('tests.helpers.kit_upstream', run_name='__main__')"], True),
+    (["python", "-m", "mcp_kit", "proxy", "--", "python", "-m", "tests.helpers.kit_upstream"], False),
+    (["python", "tests/helpers/facade_server.py", "-m", "tests.helpers.kit_upstream"], False),
+    (["python", "-m", "tests.helpers.fault_server"], False),
+    (["python", "-c", "import mcp_kit"], False),
+    (["python"], False),
+])
+def test_the_hook_leaves_out_only_a_process_that_itself_runs_a_peer(argv: list[str], peer: bool) -> None:
+    assert coverage_hook.is_peer(argv) is peer
