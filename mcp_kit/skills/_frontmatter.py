@@ -49,15 +49,9 @@ def parse_frontmatter(yaml_text: str) -> dict[str, Any]:
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         raise FrontmatterError(f"the frontmatter is {len(yaml_text)} characters; at most {MAX_FRONTMATTER_CHARS} "
                                "are accepted (move long content into the Markdown body)")
-    from . import _yaml_core  # PyYAML loads with the first frontmatter parsed
+    from ._yaml_core import load  # PyYAML loads with the first frontmatter parsed
 
-    try:
-        document = _yaml_core.load(yaml_text, MAX_DEPTH)
-    except _yaml_core.TooDeep as exc:
-        raise FrontmatterError(f"the frontmatter is nested more than {MAX_DEPTH} levels deep (at its line "
-                               f"{exc.mark.line + 1}); flatten it") from None
-    except _yaml_core.yaml.YAMLError as exc:
-        raise FrontmatterError(f"the frontmatter is not valid YAML: {_yaml_core.one_line(exc)}") from None
+    document = load(yaml_text, MAX_DEPTH)
     if not isinstance(document, dict):
         raise FrontmatterError("the frontmatter must be a YAML mapping (key: value lines), "
                                f"not {type(document).__name__ if document is not None else 'empty'}")

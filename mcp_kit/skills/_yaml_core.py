@@ -2,8 +2,9 @@
 
 PyYAML's *safe* loader (no Python objects, ever) with the implicit types of the YAML 1.2 core
 schema instead of 1.1's, refusing anchors and aliases, duplicate and non-string keys, infinities,
-and nesting deeper than the caller allows. A module of its own so that PyYAML is imported only when a
-frontmatter is parsed: a server without skills never loads it.
+and nesting deeper than the caller allows, each as a `FrontmatterError`: PyYAML's own errors never
+leave this module. A module of its own so that PyYAML is imported only when a frontmatter is
+parsed: a server without skills never loads it.
 
 Must not import: session, server, dispatcher, transports.
 """
@@ -15,8 +16,10 @@ from typing import Any
 
 import yaml
 
+from ._errors import FrontmatterError
 
-class TooDeep(yaml.composer.ComposerError):
+
+class _TooDeep(yaml.composer.ComposerError):
     """The document nests deeper than `load` was told to allow (where: `mark`)."""
 
     def __init__(self, mark: Any, max_depth: int) -> None:
@@ -42,7 +45,7 @@ class _CoreSchemaLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "anchors and aliases are not allowed in SKILL.md frontmatter", event.start_mark)
         if self._depth > self.max_depth:
-            raise TooDeep(self.peek_event().start_mark, self.max_depth)
+            raise _TooDeep(self.peek_event().start_mark, self.max_depth)
         self._depth += 1
         try:
             return super().compose_node(parent, index)
@@ -100,14 +103,15 @@ _CoreSchemaLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 
 
 def load(yaml_text: str, max_depth: int) -> Any:
-    """The document, by the core schema; `TooDeep` or another `yaml.YAMLError` when it cannot be read."""
+    """The document, by the core schema; FrontmatterError saying why when it cannot be read."""
     loader = _CoreSchemaLoader(yaml_text)  # what yaml.load does, with the depth bound set on the loader
     loader.max_depth = max_depth
     try:
         return loader.get_single_data()
+    except _TooDeep as exc:
+        raise FrontmatterError(f"the frontmatter is nested more than {max_depth} levels deep (at its line "
+                               f"{exc.mark.line + 1}); flatten it") from None
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"the frontmatter is not valid YAML: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
-
-
-def one_line(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())
