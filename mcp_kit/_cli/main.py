@@ -33,7 +33,6 @@ from typing import Any
 from .. import __version__
 from .._protocol.errors import MCPError
 from .._serving.serve import DefaultsHelpFormatter, add_run_arguments
-from ..client import ClientError
 from . import exit_codes
 from .arguments import json_after_flag
 from .client_config import CLIENTS, REFERENCE_SERVERS, config_command
@@ -246,8 +245,6 @@ def main(argv: list[str] | None = None) -> int:
         code = _fail(str(exc), exc.code)
     except MCPError as exc:
         code = _fail(f"{exc.message} (JSON-RPC error {exc.code})", exit_codes.PROTOCOL_ERROR)
-    except ClientError as exc:
-        code = _fail(str(exc), exit_codes.CONNECTION_ERROR)
     except TimeoutError as exc:
         code = _fail(str(exc) or "timed out", exit_codes.CONNECTION_ERROR)
     except ValueError as exc:

@@ -11,16 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
-from ..client.oauth import (
-    FileTokenStore,
-    HeadlessRedirect,
-    LoopbackRedirect,
-    MemoryTokenStore,
-    OAuth,
-    OAuthClientConfig,
-    RedirectHandler,
-)
+if TYPE_CHECKING:  # the client's OAuth loads when a command connects
+    from ..client.oauth import OAuth, RedirectHandler
 
 
 def add_oauth_client_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +44,15 @@ def oauth_from_args(args: argparse.Namespace, url: str, headers: dict[str, str])
     """The OAuth for `url` the options ask for; None when the caller brings its own credentials or said --no-oauth."""
     if args.no_oauth or any(name.lower() == "authorization" for name in headers):
         return None
+    from ..client.oauth import (
+        FileTokenStore,
+        HeadlessRedirect,
+        LoopbackRedirect,
+        MemoryTokenStore,
+        OAuth,
+        OAuthClientConfig,
+    )
+
     redirect: RedirectHandler
     if args.oauth_headless:
         redirect = HeadlessRedirect(timeout=args.timeout)

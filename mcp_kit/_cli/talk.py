@@ -7,18 +7,20 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._protocol.errors import MCPError
 from .._protocol.jsonrpc import METHOD_NOT_FOUND
-from ..client import ClientSession, connect, is_url
 from . import render
 from .arguments import collect
-from .exit_codes import OK, TOOL_ERROR
+from .exit_codes import CONNECTION_ERROR, OK, TOOL_ERROR, CommandError
 from .oauth_options import add_oauth_client_arguments, oauth_from_args
 from .progress import StderrReporter
+
+if TYPE_CHECKING:
+    from ..client import ClientSession
 
 LIST_SECTIONS = (("tools", "tools", "list_tools"), ("resources", "resources", "list_resources"),
                  ("resourceTemplates", "resources", "list_resource_templates"), ("prompts", "prompts", "list_prompts"))
@@ -59,7 +61,13 @@ def http_headers(args: argparse.Namespace) -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def session_for(args: argparse.Namespace, reporter: StderrReporter) -> AsyncIterator[ClientSession]:
-    """Connect to TARGET with log messages (and, if asked, the server's stderr) on our stderr."""
+    """Connect to TARGET with log messages (and, if asked, the server's stderr) on our stderr.
+
+    The client (and httpx with it) is imported here, by the commands that talk to a server only; its
+    errors leave as a `CommandError` with the connection-error exit status.
+    """
+    from ..client import ClientError, connect, is_url
+
     headers = http_headers(args) if is_url(args.target) else None
     auth = oauth_from_args(args, args.target.strip(), headers) if headers is not None else None
     on_stderr = (lambda line: reporter.line(f"server: {line}")) if args.show_stderr else None
@@ -69,6 +77,8 @@ async def session_for(args: argparse.Namespace, reporter: StderrReporter) -> Asy
             if args.log_level and "logging" in session.server_capabilities:
                 await session.set_level(args.log_level)
             yield session
+    except ClientError as exc:
+        raise CommandError(str(exc), CONNECTION_ERROR) from exc
     finally:
         if auth is not None:
             await auth.aclose()
@@ -120,7 +130,7 @@ async def prompt_command(args: argparse.Namespace, session: ClientSession, repor
     return OK
 
 
-Command = Callable[[argparse.Namespace, ClientSession, StderrReporter], Awaitable[int]]
+Command = Callable[[argparse.Namespace, "ClientSession", StderrReporter], Awaitable[int]]
 COMMANDS: dict[str, Command] = {"list": list_command, "call": call_command, "read": read_command,
                                 "prompt": prompt_command}
 
