@@ -15,7 +15,7 @@ One walker for every reader of a schema (the strict and Gemini converters, argum
   `convert_any`, `convert_reference`, the `allOf` merge, `convert_union` or `convert_typed`.
 
 Every refusal is the caller's `SchemaConversionError` subclass, naming the JSON Pointer of the part.
-Must not import anything from mcp_kit but `schema_document`.
+Must not import anything from mcp_kit but `_schema_document` and `_metaschema`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any, NoReturn
 
 from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
-from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
+from ._metaschema import checker_for
 from ._schema_document import (
     ANNOTATIONS,
     SchemaConversionError,
@@ -78,9 +78,7 @@ def inspect_schema(root: Any, error: type[SchemaConversionError] = SchemaConvers
     if not isinstance(root, Mapping):
         raise error("", "the input schema is not a JSON object")
     _check_size(root, error)
-    cls = validators.validator_for(root, default=Draft202012Validator)
-    meta = validators.validator_for(cls.META_SCHEMA, default=cls)
-    checker = meta(cls.META_SCHEMA, registry=SPECIFICATIONS, format_checker=meta.FORMAT_CHECKER)
+    checker = checker_for(validators.validator_for(root, default=Draft202012Validator))
     try:
         problem = best_match(checker.iter_errors(dict(root)))
     except RecursionError:
