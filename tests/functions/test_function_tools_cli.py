@@ -7,8 +7,13 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from mcp_kit._cli.main import main
 
 # The vendors' packages (openai, anthropic, google-genai) are imported by the tests that use them: importing
 # them takes seconds, and every pytest process imports every test file.
@@ -41,44 +46,59 @@ if __name__ == "__main__":
 '''
 
 
-def mcp_kit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcp_kit", *args], capture_output=True, text=True, timeout=90,
-                          cwd=ROOT)
+Cli = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
-def printed(*args: str) -> Any:
-    done = mcp_kit(*args)
+@pytest.fixture
+def cli(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """`mcp-kit ARGS` through its entry point in this process, from the repository: its exit status and what
+    reached file descriptors 1 and 2 (tests/cli/test_main.py runs the process itself)."""
+    monkeypatch.chdir(ROOT)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capfd.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # --help, and argparse's own refusals
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(["mcp-kit", *args], code, out, err)
+    return run
+
+
+def printed(cli: Cli, *args: str) -> Any:
+    done = cli(*args)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def test_openai_formats_over_stdio() -> None:
+def test_openai_formats_over_stdio(cli: Cli) -> None:
     from openai.types.chat import ChatCompletionFunctionToolParam
     from openai.types.responses import FunctionToolParam
-    tools = printed("tools", STOCK_LINE)  # --format openai is the default
+    tools = printed(cli, "tools", STOCK_LINE)  # --format openai is the default
     assert [tool["function"]["name"] for tool in tools] == ["get_stock_price", "get_price_history",
                                                             "get_financial_statement", "compare_valuation",
                                                             "valuation_report", "search_ticker"]
     for tool in tools:
         check_typed(ChatCompletionFunctionToolParam, tool)
         assert "strict" not in tool["function"]
-    strict = printed("tools", STOCK_LINE, "--format", "openai", "--strict")
+    strict = printed(cli, "tools", STOCK_LINE, "--format", "openai", "--strict")
     for tool in strict:
         assert tool["function"]["strict"] is True and strict_violations(tool["function"]["parameters"]) == []
-    for tool in printed("tools", STOCK_LINE, "--format", "openai-responses", "--strict"):
+    for tool in printed(cli, "tools", STOCK_LINE, "--format", "openai-responses", "--strict"):
         check_typed(FunctionToolParam, tool)
         assert tool["strict"] is True and strict_violations(tool["parameters"]) == []
 
 
-def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse() -> None:
+def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse(cli: Cli) -> None:
     from anthropic.types import ToolParam
     from google.genai import types as genai
     with http_server(["-m", "servers.weather", "--provider", "sample"]) as base:
-        anthropic = printed("tools", f"{base}/mcp", "--format", "anthropic")
+        anthropic = printed(cli, "tools", f"{base}/mcp", "--format", "anthropic")
         assert [tool["name"] for tool in anthropic] == ["get_weather", "get_forecast", "get_alerts", "search_location"]
         for tool in anthropic:
             check_typed(ToolParam, tool)
-        gemini = printed("tools", f"{base}/sse", "--format", "gemini")
+        gemini = printed(cli, "tools", f"{base}/sse", "--format", "gemini")
         (entry,) = gemini
         genai.Tool.model_validate(entry)
         forecast = entry["functionDeclarations"][1]
@@ -87,21 +107,21 @@ def test_anthropic_and_gemini_formats_over_streamable_http_and_legacy_sse() -> N
             "description": "celsius: °C, km/h, mm (default). fahrenheit: °F, mph, inches. Default: \"celsius\"."}
 
 
-def test_strict_applies_to_openai_formats_only() -> None:
-    done = mcp_kit("tools", STOCK_LINE, "--format", "anthropic", "--strict")
+def test_strict_applies_to_openai_formats_only(cli: Cli) -> None:
+    done = cli("tools", STOCK_LINE, "--format", "anthropic", "--strict")
     assert done.returncode == 2 and done.stdout == ""
     assert "--strict is OpenAI's strict mode (formats openai, openai-responses), not anthropic's" in done.stderr
 
 
-def test_a_schema_strict_mode_cannot_express_is_named_with_its_pointer(tmp_path: Path) -> None:
+def test_a_schema_strict_mode_cannot_express_is_named_with_its_pointer(tmp_path: Path, cli: Cli) -> None:
     script = tmp_path / "tally.py"
     script.write_text(MAP_SERVER, encoding="utf-8")
     target = shlex.join([sys.executable, str(script)])
-    done = mcp_kit("tools", target, "--strict")
+    done = cli("tools", target, "--strict")
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("mcp-kit: error: tool 'tally': #/properties/counts: is a map")
     assert "(leave out --strict to export it as it is)" in done.stderr
-    plain = printed("tools", target)
+    plain = printed(cli, "tools", target)
     assert plain[0]["function"]["parameters"]["properties"]["counts"]["additionalProperties"] == {"type": "integer"}
 
 
@@ -113,7 +133,7 @@ def test_the_command_knows_every_format() -> None:
     assert function_tools.STRICT_FORMATS == tuple(name for name, fmt in FORMATS.items() if fmt.supports_strict)
 
 
-def test_help_names_the_formats() -> None:
-    done = mcp_kit("tools", "--help")
+def test_help_names_the_formats(cli: Cli) -> None:
+    done = cli("tools", "--help")
     assert done.returncode == 0
     assert "{openai,openai-responses,anthropic,gemini}" in done.stdout and "--strict" in done.stdout

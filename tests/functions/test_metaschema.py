@@ -39,7 +39,7 @@ def judged(checker: Any, document: Any) -> tuple[list[tuple[str, str, str]], str
     return errors, None if best is None else best.message
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=120, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(document=documents)
 def test_any_document_is_judged_as_the_published_metaschema_judges_it(document: dict[str, Any]) -> None:

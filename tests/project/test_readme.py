@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from mcp_kit import MCPServer
+from mcp_kit._cli.main import main
 from mcp_kit.testing import connect
 from tests.helpers.support import http_server
 
@@ -70,21 +72,31 @@ def test_readme_json_examples_are_valid_json() -> None:
         json.loads(block)
 
 
-def test_readme_mcp_kit_commands_run(tmp_path: Path) -> None:
-    """Every `mcp-kit` line of the README (but `run` and `proxy`, which serve forever) exits 0 as written."""
+def test_readme_mcp_kit_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capfd: pytest.CaptureFixture[str]) -> None:
+    """Every `mcp-kit` line of the README (but `run` and `proxy`, which serve forever) exits 0 as written: split
+    as the shell splits it (quotes, `~`, the trailing comment) and run through the console script's entry point
+    (`mcp_kit._cli.main:main`) in this process, from the repository, with a user's home of its own. The servers
+    the lines name still start as processes; the command itself runs here to spare an interpreter per line
+    (tests/cli/test_main.py runs the `mcp-kit` process itself)."""
     root = README.parent
     commands = [line.strip() for block in SHELL_BLOCKS for line in block.splitlines()
                 if re.match(r"(\.venv/bin/)?mcp-kit (?!run |proxy )", line.strip())]
     assert len(commands) >= 8
-    env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{root / '.venv' / 'bin'}:{os.environ['PATH']}",
-           "PYTHONPATH": str(root)}
-    env.pop("XDG_CONFIG_HOME", None)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", f"{root / '.venv' / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.chdir(root)
     (tmp_path / "Documents").mkdir()  # the --root the README's examples name, as a user's home has it
     with http_server(["-m", "servers.stock", "--provider", "sample"]) as base:
         for command in commands:
-            command = command.replace("http://127.0.0.1:8000", base)
-            done = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, timeout=120)
-            assert done.returncode == 0, f"{command}\n{done.stdout.decode()[-500:]}\n{done.stderr.decode()[-1500:]}"
+            words = [os.path.expanduser(word) for word in
+                     shlex.split(command.replace("http://127.0.0.1:8000", base), comments=True)]
+            assert words[0] in ("mcp-kit", ".venv/bin/mcp-kit"), command
+            capfd.readouterr()
+            code = main(words[1:])
+            out, err = capfd.readouterr()
+            assert code == 0, f"{command}\n{out[-500:]}\n{err[-1500:]}"
     written = json.loads((tmp_path / ".config" / "Claude" / "claude_desktop_config.json").read_text())
     assert set(written["mcpServers"]) >= {"stock", "weather", "filesystem"}
 
