@@ -20,10 +20,11 @@ from tests.helpers.support import ROOT
 
 BASH = shutil.which("bash") or "/bin/bash"
 
-# One run of four tests: a subprocess measured as every server is; a peer (tests/helpers/coverage_hook.py) left
-# unmeasured; a process that saved its data in the work tree while the run went on, as one left over from an earlier
-# run (or started by another run in the same checkout) does when it finally stops; and one of this run's own
-# processes that died while saving, leaving a file coverage cannot read beside the others.
+# One run of four tests: a subprocess measured as most servers are; a peer and a server the test processes cover
+# (tests/helpers/coverage_hook.py) left unmeasured; a process that saved its data in the work tree while the run
+# went on, as one left over from an earlier run (or started by another run in the same checkout) does when it
+# finally stops; and one of this run's own processes that died while saving, leaving a file coverage cannot read
+# beside the others.
 INNER = '''
 import os, subprocess, sys
 from pathlib import Path
@@ -31,13 +32,19 @@ from pathlib import Path
 def test_a_subprocess_is_measured_too():
     subprocess.run([sys.executable, "-c", "import mcp_kit"], check=True)
 
-def test_a_peer_starts_without_coverage_and_any_other_process_with_it():
+def test_a_peer_or_a_server_covered_in_process_starts_without_coverage_and_any_other_process_with_it():
     def measured(code):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         return done.stdout.strip(), done.stderr
     probe = "import os, sys; print('coverage' in sys.modules, 'COVERAGE_PROCESS_START' in os.environ)"
     assert measured("'tests.helpers.kit_upstream'; " + probe) == ("False False", "")
     assert measured(probe) == ("True True", "")
+    Path("examples").mkdir()
+    Path("examples/demo_server.py").write_text(probe)  # a server the test processes cover, as a script
+    Path("examples/other.py").write_text(probe)
+    for script, started in (("examples/demo_server.py", "False False"), ("examples/other.py", "True True")):
+        done = subprocess.run([sys.executable, script], capture_output=True, text=True, check=True)
+        assert (done.stdout.strip(), done.stderr) == (started, ""), script
 
 def test_a_process_from_elsewhere_saves_in_the_work_tree():
     Path(".coverage.vm.pid1.leftover").write_text("not a data file")
@@ -91,15 +98,23 @@ def test_an_unreadable_data_file_of_the_run_is_named_once(run: tuple[Path, str])
     assert "left out .coverage.vm.pid2.broken" in output
 
 
-@pytest.mark.parametrize(("argv", "peer"), [
+@pytest.mark.parametrize(("argv", "left_out"), [
     (["python", "-m", "tests.helpers.kit_upstream"], True),
     (["python", "-X", "importtime", "-u", "-m", "tests.helpers.rogue_upstream", "pages"], True),
     (["python", "-c", "import runpy; runpy.run_module('tests.helpers.kit_upstream', run_name='__main__')"], True),
+    (["python", "-m", "servers.stock"], True),
+    (["python", "-u", "-m", "servers.filesystem", "/tmp"], True),
+    (["python", str(ROOT / "examples" / "demo_server.py"), "--transport", "http"], True),
+    (["python", str(ROOT / "tests" / "helpers" / "facade_server.py"), "--oauth-upstream", "oidc"], True),
     (["python", "-m", "mcp_kit", "proxy", "--", "python", "-m", "tests.helpers.kit_upstream"], False),
-    (["python", "tests/helpers/facade_server.py", "-m", "tests.helpers.kit_upstream"], False),
+    (["python", "-m", "mcp_kit", "run", "servers.stock"], False),
+    (["python", str(ROOT / "examples" / "hub_server.py"), "-m", "tests.helpers.kit_upstream"], False),
+    (["python", "/elsewhere/examples/demo_server.py"], False),
+    (["python", "-m", "servers.stock.tools"], False),
     (["python", "-m", "tests.helpers.fault_server"], False),
     (["python", "-c", "import mcp_kit"], False),
     (["python"], False),
 ])
-def test_the_hook_leaves_out_only_a_process_that_itself_runs_a_peer(argv: list[str], peer: bool) -> None:
-    assert coverage_hook.is_peer(argv) is peer
+def test_the_hook_leaves_out_only_a_process_that_itself_runs_a_peer_or_a_server_covered_in_process(
+        argv: list[str], left_out: bool) -> None:
+    assert coverage_hook.is_left_out(argv, str(ROOT)) is left_out
