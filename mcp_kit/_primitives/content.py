@@ -74,6 +74,23 @@ def is_protocol_model(value: Any, name: str | None = None) -> bool:
     return name is None or any(cls.__name__ == name for cls in type(value).__mro__)
 
 
+# The protocol models a tool's result *is* (content blocks, resource contents, a whole result), by class name.
+_CONTENT_MODELS = frozenset({"TextContent", "ImageContent", "AudioContent", "EmbeddedResource", "ResourceLink",
+                             "TextResourceContents", "BlobResourceContents", "CallToolResult"})
+
+
+def is_content_type(annotation: Any) -> bool:
+    """Whether a return annotation names content rather than data: `Image`, `Audio`, or a protocol content
+    model (`EmbeddedResource`, `TextContent`, `CallToolResult`, ...), which a tool's result carries as content
+    blocks and never as structured content."""
+    if not isinstance(annotation, type):
+        return False
+    if issubclass(annotation, (Image, Audio)):
+        return True
+    return annotation.__module__.startswith("mcp_types") and any(
+        cls.__name__ in _CONTENT_MODELS for cls in annotation.__mro__)
+
+
 def dump_model(model: BaseModel) -> dict[str, Any]:
     """Wire JSON of a pydantic model (aliases, no None fields)."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)

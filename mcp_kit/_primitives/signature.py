@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.fields import FieldInfo
 
 from .._errors import MCPKitError
+from .content import is_content_type
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _SECTION_HEADER = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$")
@@ -99,9 +100,15 @@ def _plainly_describable(annotation: Any, depth: int = 0) -> bool:
     return False
 
 
-def check_signature(fn: Callable[..., Any], context_type: type, label: str) -> None:
+def _returns_content(annotation: Any) -> bool:
+    """Whether a return annotation (maybe `Annotated`) is content (`Image`, `EmbeddedResource`, ...), not data."""
+    return is_content_type(get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation)
+
+
+def check_signature(fn: Callable[..., Any], context_type: type, label: str, *, structured: bool | None = None) -> None:
     """What registration checks at once: no `*args`/`**kwargs` (MCP arguments are named, one schema property
-    each), and every parameter's type can become JSON Schema. Raises `DefinitionError` naming `file:line`.
+    each), every parameter's type can become JSON Schema, and with `structured=True` (a tool's
+    structured_output) the return type is data, not content. Raises `DefinitionError` naming `file:line`.
     Annotations that do not resolve yet (a forward reference to a class defined later) are checked when
     the schema is first built."""
     try:
@@ -122,6 +129,10 @@ def check_signature(fn: Callable[..., Any], context_type: type, label: str) -> N
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception:  # a forward reference not defined yet: the first schema build says what is wrong
         return
+    if structured and _returns_content(hints.get("return")):
+        raise DefinitionError(f"{where(fn)}: {label}: structured_output=True, but the return type is content (sent "
+                              "as content blocks), which no output schema describes; return data (a model, a "
+                              "TypedDict, a dict) or leave structured_output out")
     for param in parameters:
         annotation = hints.get(param.name, Any)
         if is_context_annotation(annotation, context_type) or _plainly_describable(annotation):
@@ -289,6 +300,8 @@ def output_schema(fn: Callable[..., Any], structured: bool | None) -> tuple[dict
         return None, False
     annotation = typing.get_type_hints(fn, include_extras=True).get("return", inspect.Signature.empty)
     if annotation in (inspect.Signature.empty, None, type(None), Any):
+        return None, False
+    if _returns_content(annotation):  # sent as content blocks: an output schema would promise structured content
         return None, False
     try:
         schema = clean_schema(TypeAdapter(annotation).json_schema(mode="serialization"))

@@ -307,7 +307,7 @@ def make_tool(
             f"tool {name or fn.__name__!r}: a plain (def) function needs an executor (a worker thread or process pool)"
         )
     try:
-        check_signature(fn, context_type, f"tool {name or fn.__name__!r}")
+        check_signature(fn, context_type, f"tool {name or fn.__name__!r}", structured=structured_output)
     except DefinitionError as exc:
         raise ToolDefinitionError(str(exc)) from None
     hints = _annotations(annotations, title, read_only, destructive, idempotent, open_world)
