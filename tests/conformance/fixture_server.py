@@ -25,12 +25,9 @@ from pydantic import Field
 from mcp_kit import (
     Audio,
     Context,
-    EmbeddedResource,
     Image,
     MCPError,
     MCPServer,
-    PromptMessage,
-    TextResourceContents,
     ToolError,
     UserMessage,
     add_run_arguments,
@@ -38,6 +35,9 @@ from mcp_kit import (
 
 logger = logging.getLogger("conformance.fixture")
 SKILLS = Path(__file__).resolve().parent / "skills"  # SEP-2640: the first skill by URI has a subdirectory
+# The protocol models (EmbeddedResource, PromptMessage, ...) are imported inside the few tools and prompts that
+# return them: importing them takes a third of this server's start, and the stdio and proxy legs of
+# conformance/run.sh start one server per session (about a hundred a run).
 
 
 # ---------------------------------------------------------------- test media
@@ -170,14 +170,18 @@ def _register_content_tools(app: MCPServer) -> None:
         return Audio(WAV, "audio/wav")
 
     @app.tool
-    def test_embedded_resource() -> EmbeddedResource:
+    def test_embedded_resource() -> Any:
         """Returns an embedded text resource."""
+        from mcp_kit import EmbeddedResource, TextResourceContents
+
         return EmbeddedResource(type="resource", resource=TextResourceContents(
             uri="test://embedded-resource", mimeType="text/plain", text="This is an embedded resource content."))
 
     @app.tool
     def test_multiple_content_types() -> list[Any]:
         """Returns text, an image and an embedded resource."""
+        from mcp_kit import EmbeddedResource, TextResourceContents
+
         return [
             "Multiple content types test:",
             Image(PNG, "image/png"),
@@ -433,6 +437,8 @@ def _register_prompts(app: MCPServer) -> None:
         resourceUri: Annotated[str, Field(description="URI of the resource to embed")],  # noqa: N803
     ) -> list[Any]:
         """A prompt that embeds a resource."""
+        from mcp_kit import EmbeddedResource, PromptMessage, TextResourceContents
+
         embedded = EmbeddedResource(type="resource", resource=TextResourceContents(
             uri=resourceUri, mimeType="text/plain", text="Embedded resource content for testing."))
         return [PromptMessage(role="user", content=embedded), "Please process the embedded resource above."]
