@@ -118,3 +118,12 @@ def test_an_unreadable_data_file_of_the_run_is_named_once(run: tuple[Path, str])
 def test_the_hook_leaves_out_only_a_process_that_itself_runs_a_peer_or_a_server_covered_in_process(
         argv: list[str], left_out: bool) -> None:
     assert coverage_hook.is_left_out(argv, str(ROOT)) is left_out
+
+
+def test_a_narrowed_run_that_measures_nothing_says_so_and_ends_as_pytest_did(tmp_path: Path) -> None:
+    done = run_coverage(tmp_path, "def test_nothing_of_mcp_kit():\n    assert True\n")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "1 passed" in output
+    assert "coverage: these tests ran no line of mcp_kit or servers; nothing to report" in output
+    assert "No data to report" not in output
