@@ -191,11 +191,11 @@ class Context:
         self._require("elicitation", "ask the user for input")
         requested = schema if isinstance(schema, dict) else _flat_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
-        from mcp_types import ElicitResult
-
         answer = await self.channel.ask(
             "elicitation/create", params, request_id=self.request_id, timeout=timeout, key=key
         )
+        from mcp_types import ElicitResult  # once answered: a 2026-07-28 first round ends in `ask`, without them
+
         return ElicitResult.model_validate(answer)
 
     async def sample(
@@ -216,10 +216,10 @@ class Context:
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        from mcp_types import CreateMessageResult
-
         answer = await self.channel.ask("sampling/createMessage", params, request_id=self.request_id, timeout=timeout,
                                       key=key)
+        from mcp_types import CreateMessageResult  # once answered, as in `elicit`
+
         return CreateMessageResult.model_validate(answer)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:

@@ -114,9 +114,9 @@ class StatelessChannel:
     async def list_roots(self, *, request_id: RequestId | None, key: str | None) -> list[Any]:
         if "roots" not in self.client_capabilities or self._rounds is None:
             return []  # a request that cannot ask (subscriptions/listen) knows no roots
-        from mcp_types import Root
-
         result = await self.ask("roots/list", {}, request_id=request_id, timeout=0, key=key)
+        from mcp_types import Root  # once answered: a first round ends in `ask`, without the protocol models
+
         return [Root.model_validate(root) for root in result.get("roots", [])]
 
     async def ping(self, *, request_id: RequestId | None, timeout: float) -> None:
